@@ -1,0 +1,411 @@
+//===- ONNXOps.td - ONNX operators as MLIR ops -------------*- tablegen -*-===//
+//
+// Operand, result and attribute names follow the ONNX operator specification
+// at opset 17; optional inputs and outputs are `none` when absent.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_DIALECT_ONNX_ONNXOPS_TD
+#define VRAM_DIALECT_ONNX_ONNXOPS_TD
+
+include "vram/Dialect/ONNX/ONNXDialect.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+// An optional ONNX input or output: a tensor, or `none` when the node omits it.
+def ONNX_TensorOrNone : AnyTypeOf<[AnyTensor, NoneType], "tensor or none">;
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+// Every op prints like a call: `onnx.Conv(%x, %w, %b) {attrs} : (types) -> types`.
+class ONNX_Op<string mnemonic, list<Trait> traits = []> :
+    Op<ONNX_Dialect, mnemonic, traits> {
+  let assemblyFormat = [{
+    `(` operands `)` attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+class ONNX_UnaryOp<string mnemonic, string what, list<Trait> traits = []> :
+    ONNX_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType], traits)> {
+  let summary = what;
+  let arguments = (ins AnyTensor:$X);
+  let results = (outs AnyTensor:$Y);
+}
+
+// Binary ops with multidirectional (numpy) broadcasting.
+class ONNX_BroadcastBinaryOp<string mnemonic, string what,
+                             list<Trait> traits = []> :
+    ONNX_Op<mnemonic, !listconcat([Pure, ResultsBroadcastableShape], traits)> {
+  let summary = what;
+  let arguments = (ins AnyTensor:$A, AnyTensor:$B);
+  let results = (outs AnyTensor:$C);
+}
+
+//===----------------------------------------------------------------------===//
+// Structural ops
+//===----------------------------------------------------------------------===//
+
+def ONNXNoValueOp : ONNX_Op<"NoValue", [Pure]> {
+  let summary = "the absent value of an optional ONNX input";
+  let arguments = (ins);
+  let results = (outs NoneType:$none);
+  let assemblyFormat = "attr-dict";
+  let builders = [OpBuilder<(ins), [{
+    build($_builder, $_state, $_builder.getNoneType());
+  }]>];
+}
+
+def ONNXNodeOp : ONNX_Op<"Node"> {
+  let summary = "an ONNX node whose operator has no dedicated op";
+  let description = [{
+    Keeps the node lossless: `op_type` and `domain` name the operator, every
+    ONNX attribute stays an attribute, and results carry the types that ONNX
+    shape inference computed. Analyses see sizes and liveness; lowering
+    refuses it with an error that names the operator.
+  }];
+  let arguments = (ins StrAttr:$op_type, DefaultValuedStrAttr<StrAttr, "">:$domain,
+                       Variadic<ONNX_TensorOrNone>:$inputs);
+  let results = (outs Variadic<ONNX_TensorOrNone>:$outputs);
+  let assemblyFormat = [{
+    $op_type `(` $inputs `)` attr-dict `:` functional-type($inputs, results)
+  }];
+}
+
+def ONNXConstantOp : ONNX_Op<"Constant", [Pure]> {
+  let summary = "a constant tensor";
+  let description = [{
+    The importer normalises every ONNX way of writing a constant (`value`,
+    `value_float`, `value_ints`, ...) into one `value` attribute.
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def ONNXIdentityOp : ONNX_UnaryOp<"Identity", "identity">;
+
+//===----------------------------------------------------------------------===//
+// Elementwise activations and math
+//===----------------------------------------------------------------------===//
+
+def ONNXReluOp : ONNX_UnaryOp<"Relu", "max(x, 0)">;
+def ONNXSigmoidOp : ONNX_UnaryOp<"Sigmoid", "1 / (1 + exp(-x))">;
+def ONNXTanhOp : ONNX_UnaryOp<"Tanh", "hyperbolic tangent">;
+def ONNXErfOp : ONNX_UnaryOp<"Erf", "Gauss error function">;
+def ONNXSqrtOp : ONNX_UnaryOp<"Sqrt", "square root">;
+def ONNXNegOp : ONNX_UnaryOp<"Neg", "negation">;
+def ONNXExpOp : ONNX_UnaryOp<"Exp", "exponential">;
+def ONNXLogOp : ONNX_UnaryOp<"Log", "natural logarithm">;
+def ONNXHardSwishOp : ONNX_UnaryOp<"HardSwish", "x * max(0, min(1, x/6 + 1/2))">;
+
+def ONNXLeakyReluOp : ONNX_UnaryOp<"LeakyRelu", "x if x >= 0 else alpha * x"> {
+  let arguments = (ins AnyTensor:$X, DefaultValuedAttr<F32Attr, "0.01">:$alpha);
+}
+
+def ONNXHardSigmoidOp : ONNX_UnaryOp<"HardSigmoid",
+                                     "max(0, min(1, alpha * x + beta))"> {
+  let arguments = (ins AnyTensor:$X, DefaultValuedAttr<F32Attr, "0.2">:$alpha,
+                       DefaultValuedAttr<F32Attr, "0.5">:$beta);
+}
+
+// Not in the default domain before opset 20; exporters emit it in
+// com.microsoft. Both import to this op.
+def ONNXGeluOp : ONNX_UnaryOp<"Gelu", "Gaussian error linear unit"> {
+  let arguments = (ins AnyTensor:$X,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+}
+
+def ONNXClipOp : ONNX_Op<"Clip", [Pure]> {
+  let summary = "clamps to [min, max]; either bound may be absent";
+  let arguments = (ins AnyTensor:$input, ONNX_TensorOrNone:$min,
+                       ONNX_TensorOrNone:$max);
+  let results = (outs AnyTensor:$output);
+}
+
+def ONNXAddOp : ONNX_BroadcastBinaryOp<"Add", "elementwise sum",
+                                       [SameOperandsAndResultElementType]>;
+def ONNXSubOp : ONNX_BroadcastBinaryOp<"Sub", "elementwise difference",
+                                       [SameOperandsAndResultElementType]>;
+def ONNXMulOp : ONNX_BroadcastBinaryOp<"Mul", "elementwise product",
+                                       [SameOperandsAndResultElementType]>;
+def ONNXDivOp : ONNX_BroadcastBinaryOp<"Div", "elementwise quotient",
+                                       [SameOperandsAndResultElementType]>;
+
+def ONNXPowOp : ONNX_Op<"Pow", [Pure, ResultsBroadcastableShape]> {
+  let summary = "X raised to the power Y; Y may have another element type";
+  let arguments = (ins AnyTensor:$X, AnyTensor:$Y);
+  let results = (outs AnyTensor:$Z);
+}
+
+def ONNXWhereOp : ONNX_Op<"Where", [Pure, ResultsBroadcastableShape]> {
+  let summary = "selects X where condition holds, else Y";
+  let arguments = (ins AnyTensor:$condition, AnyTensor:$X, AnyTensor:$Y);
+  let results = (outs AnyTensor:$output);
+}
+
+def ONNXCastOp : ONNX_Op<"Cast", [Pure, SameOperandsAndResultShape]> {
+  let summary = "converts to element type `to` (an ONNX TensorProto.DataType)";
+  let arguments = (ins AnyTensor:$input, I64Attr:$to);
+  let results = (outs AnyTensor:$output);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, normalisation, pooling
+//===----------------------------------------------------------------------===//
+
+def ONNXConvOp : ONNX_Op<"Conv", [Pure]> {
+  let summary = "N-d convolution with groups, strides, pads and dilations";
+  let arguments = (ins AnyTensor:$X, AnyTensor:$W, ONNX_TensorOrNone:$B,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       OptionalAttr<I64ArrayAttr>:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group,
+                       OptionalAttr<I64ArrayAttr>:$kernel_shape,
+                       OptionalAttr<I64ArrayAttr>:$pads,
+                       OptionalAttr<I64ArrayAttr>:$strides);
+  let results = (outs AnyTensor:$Y);
+  let hasVerifier = 1;
+}
+
+def ONNXConvTransposeOp : ONNX_Op<"ConvTranspose", [Pure]> {
+  let summary = "N-d transposed convolution";
+  let arguments = (ins AnyTensor:$X, AnyTensor:$W, ONNX_TensorOrNone:$B,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       OptionalAttr<I64ArrayAttr>:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group,
+                       OptionalAttr<I64ArrayAttr>:$kernel_shape,
+                       OptionalAttr<I64ArrayAttr>:$output_padding,
+                       OptionalAttr<I64ArrayAttr>:$output_shape,
+                       OptionalAttr<I64ArrayAttr>:$pads,
+                       OptionalAttr<I64ArrayAttr>:$strides);
+  let results = (outs AnyTensor:$Y);
+  let hasVerifier = 1;
+}
+
+def ONNXBatchNormalizationOp : ONNX_Op<"BatchNormalization", [Pure]> {
+  let summary = "batch normalization; in training mode also updated statistics";
+  let arguments = (ins AnyTensor:$X, AnyTensor:$scale, AnyTensor:$B,
+                       AnyTensor:$input_mean, AnyTensor:$input_var,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<F32Attr, "0.9">:$momentum,
+                       DefaultValuedAttr<I64Attr, "0">:$training_mode);
+  let results = (outs AnyTensor:$Y, ONNX_TensorOrNone:$running_mean,
+                      ONNX_TensorOrNone:$running_var);
+  let hasVerifier = 1;
+}
+
+def ONNXLayerNormalizationOp : ONNX_Op<"LayerNormalization", [Pure]> {
+  let summary = "normalization over the trailing dimensions from `axis`";
+  let arguments = (ins AnyTensor:$X, AnyTensor:$Scale, ONNX_TensorOrNone:$B,
+                       DefaultValuedAttr<I64Attr, "-1">:$axis,
+                       DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon,
+                       DefaultValuedAttr<I64Attr, "1">:$stash_type);
+  let results = (outs AnyTensor:$Y, ONNX_TensorOrNone:$Mean,
+                      ONNX_TensorOrNone:$InvStdDev);
+  let hasVerifier = 1;
+}
+
+def ONNXMaxPoolOp : ONNX_Op<"MaxPool", [Pure]> {
+  let summary = "max pooling; optionally the flat indices of the maxima";
+  let arguments = (ins AnyTensor:$X,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       DefaultValuedAttr<I64Attr, "0">:$ceil_mode,
+                       OptionalAttr<I64ArrayAttr>:$dilations,
+                       I64ArrayAttr:$kernel_shape,
+                       OptionalAttr<I64ArrayAttr>:$pads,
+                       DefaultValuedAttr<I64Attr, "0">:$storage_order,
+                       OptionalAttr<I64ArrayAttr>:$strides);
+  let results = (outs AnyTensor:$Y, ONNX_TensorOrNone:$Indices);
+  let hasVerifier = 1;
+}
+
+def ONNXAveragePoolOp : ONNX_Op<"AveragePool", [Pure]> {
+  let summary = "average pooling";
+  let arguments = (ins AnyTensor:$X,
+                       DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
+                       DefaultValuedAttr<I64Attr, "0">:$ceil_mode,
+                       DefaultValuedAttr<I64Attr, "0">:$count_include_pad,
+                       I64ArrayAttr:$kernel_shape,
+                       OptionalAttr<I64ArrayAttr>:$pads,
+                       OptionalAttr<I64ArrayAttr>:$strides);
+  let results = (outs AnyTensor:$Y);
+  let hasVerifier = 1;
+}
+
+def ONNXGlobalAveragePoolOp : ONNX_Op<"GlobalAveragePool", [Pure]> {
+  let summary = "mean over all spatial dimensions";
+  let arguments = (ins AnyTensor:$X);
+  let results = (outs AnyTensor:$Y);
+}
+
+def ONNXDropoutOp : ONNX_Op<"Dropout"> {
+  let summary = "random zeroing with probability `ratio` in training mode";
+  let description = [{
+    Not `Pure`: in training mode it draws random numbers.
+  }];
+  let arguments = (ins AnyTensor:$data, ONNX_TensorOrNone:$ratio,
+                       ONNX_TensorOrNone:$training_mode,
+                       OptionalAttr<I64Attr>:$seed);
+  let results = (outs AnyTensor:$output, ONNX_TensorOrNone:$mask);
+}
+
+def ONNXSoftmaxOp : ONNX_Op<"Softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "softmax along `axis`";
+  let arguments = (ins AnyTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def ONNXMatMulOp : ONNX_Op<"MatMul", [Pure]> {
+  let summary = "numpy matmul: batched, with broadcasting of batch dimensions";
+  let arguments = (ins AnyTensor:$A, AnyTensor:$B);
+  let results = (outs AnyTensor:$Y);
+  let hasVerifier = 1;
+}
+
+def ONNXGemmOp : ONNX_Op<"Gemm", [Pure]> {
+  let summary = "alpha * A' B' + beta * C on 2-d operands";
+  let arguments = (ins AnyTensor:$A, AnyTensor:$B, ONNX_TensorOrNone:$C,
+                       DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                       DefaultValuedAttr<F32Attr, "1.0">:$beta,
+                       DefaultValuedAttr<I64Attr, "0">:$transA,
+                       DefaultValuedAttr<I64Attr, "0">:$transB);
+  let results = (outs AnyTensor:$Y);
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+def ONNXReduceMeanOp : ONNX_Op<"ReduceMean", [Pure]> {
+  let summary = "mean over `axes` (all when absent)";
+  let arguments = (ins AnyTensor:$data, OptionalAttr<I64ArrayAttr>:$axes,
+                       DefaultValuedAttr<I64Attr, "1">:$keepdims);
+  let results = (outs AnyTensor:$reduced);
+}
+
+def ONNXReduceSumOp : ONNX_Op<"ReduceSum", [Pure]> {
+  let summary = "sum over the `axes` input (all when absent)";
+  let arguments = (ins AnyTensor:$data, ONNX_TensorOrNone:$axes,
+                       DefaultValuedAttr<I64Attr, "1">:$keepdims,
+                       DefaultValuedAttr<I64Attr, "0">:$noop_with_empty_axes);
+  let results = (outs AnyTensor:$reduced);
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation and data movement
+//===----------------------------------------------------------------------===//
+
+def ONNXFlattenOp : ONNX_Op<"Flatten", [Pure]> {
+  let summary = "reshapes to 2-d at `axis`";
+  let arguments = (ins AnyTensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def ONNXReshapeOp : ONNX_Op<"Reshape", [Pure]> {
+  let summary = "reshapes `data` to the 1-d int64 `shape`";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$shape,
+                       DefaultValuedAttr<I64Attr, "0">:$allowzero);
+  let results = (outs AnyTensor:$reshaped);
+  let hasVerifier = 1;
+}
+
+def ONNXTransposeOp : ONNX_Op<"Transpose", [Pure]> {
+  let summary = "permutes dimensions by `perm` (reverses them when absent)";
+  let arguments = (ins AnyTensor:$data, OptionalAttr<I64ArrayAttr>:$perm);
+  let results = (outs AnyTensor:$transposed);
+  let hasVerifier = 1;
+}
+
+def ONNXConcatOp : ONNX_Op<"Concat", [Pure]> {
+  let summary = "concatenation along `axis`";
+  let arguments = (ins Variadic<AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyTensor:$concat_result);
+  let hasVerifier = 1;
+}
+
+def ONNXSplitOp : ONNX_Op<"Split", [Pure]> {
+  let summary = "splits along `axis` into the sizes of `split` (equal when absent)";
+  let arguments = (ins AnyTensor:$input, ONNX_TensorOrNone:$split,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Variadic<AnyTensor>:$outputs);
+  let hasVerifier = 1;
+}
+
+def ONNXSliceOp : ONNX_Op<"Slice", [Pure]> {
+  let summary = "strided slice along `axes` (all axes when absent)";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$starts, AnyTensor:$ends,
+                       ONNX_TensorOrNone:$axes, ONNX_TensorOrNone:$steps);
+  let results = (outs AnyTensor:$output);
+}
+
+def ONNXGatherOp : ONNX_Op<"Gather", [Pure]> {
+  let summary = "gathers slices of `data` along `axis` at `indices`";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs AnyTensor:$output);
+  let hasVerifier = 1;
+}
+
+def ONNXShapeOp : ONNX_Op<"Shape", [Pure]> {
+  let summary = "the shape of `data` (dims [start, end)) as a 1-d int64 tensor";
+  let arguments = (ins AnyTensor:$data, OptionalAttr<I64Attr>:$end,
+                       DefaultValuedAttr<I64Attr, "0">:$start);
+  let results = (outs AnyTensor:$shape);
+}
+
+def ONNXUnsqueezeOp : ONNX_Op<"Unsqueeze", [Pure]> {
+  let summary = "inserts unit dimensions at the `axes` input";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$axes);
+  let results = (outs AnyTensor:$expanded);
+  let hasVerifier = 1;
+}
+
+def ONNXSqueezeOp : ONNX_Op<"Squeeze", [Pure]> {
+  let summary = "removes unit dimensions (those in `axes`, or all)";
+  let arguments = (ins AnyTensor:$data, ONNX_TensorOrNone:$axes);
+  let results = (outs AnyTensor:$squeezed);
+  let hasVerifier = 1;
+}
+
+def ONNXExpandOp : ONNX_Op<"Expand", [Pure]> {
+  let summary = "broadcasts `input` to `shape`";
+  let arguments = (ins AnyTensor:$input, AnyTensor:$shape);
+  let results = (outs AnyTensor:$output);
+}
+
+def ONNXPadOp : ONNX_Op<"Pad", [Pure]> {
+  let summary = "pads with a constant, or by reflect / edge";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$pads,
+                       ONNX_TensorOrNone:$constant_value,
+                       DefaultValuedStrAttr<StrAttr, "constant">:$mode);
+  let results = (outs AnyTensor:$output);
+}
+
+def ONNXResizeOp : ONNX_Op<"Resize", [Pure]> {
+  let summary = "resizes by `scales` or to `sizes` (nearest, linear, cubic)";
+  let arguments = (ins AnyTensor:$X, ONNX_TensorOrNone:$roi,
+                       ONNX_TensorOrNone:$scales, ONNX_TensorOrNone:$sizes,
+                       DefaultValuedStrAttr<StrAttr, "half_pixel">:$coordinate_transformation_mode,
+                       DefaultValuedAttr<F32Attr, "-0.75">:$cubic_coeff_a,
+                       DefaultValuedAttr<I64Attr, "0">:$exclude_outside,
+                       DefaultValuedAttr<F32Attr, "0.0">:$extrapolation_value,
+                       DefaultValuedStrAttr<StrAttr, "nearest">:$mode,
+                       DefaultValuedStrAttr<StrAttr, "round_prefer_floor">:$nearest_mode);
+  let results = (outs AnyTensor:$Y);
+}
+
+#endif // VRAM_DIALECT_ONNX_ONNXOPS_TD

@@ -1,0 +1,49 @@
+//===- ONNXImporter.h - ONNX models into the onnx dialect -------*- C++ -*-===//
+
+#ifndef VRAM_IMPORT_ONNXIMPORTER_H
+#define VRAM_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace vram {
+
+/// The opset every model is converted to before import: the ops of the onnx
+/// dialect have the signatures ONNX gives them at this version.
+constexpr int64_t kCanonicalOpset = 17;
+
+struct ONNXImportOptions {
+  /// Values for dynamic dimensions, keyed by their ONNX `dim_param` name.
+  llvm::StringMap<int64_t> dimBindings;
+  /// Binds the leading dimension of the first graph input (the batch).
+  std::optional<int64_t> batchSize;
+  /// Integer initializers up to this many elements are read as constants
+  /// (shape operands of Reshape, Slice, ...); everything else is a parameter
+  /// whose data is never read.
+  int64_t maxConstantElements = 1024;
+};
+
+/// Imports the ONNX model in `path` (binary `.onnx` or text `.onnxtext`) into
+/// a module holding `func.func @main`. libonnx parses, checks, converts to
+/// kCanonicalOpset and infers shapes; every op is located at its ONNX node
+/// name. Weights are never read: initializers become arguments marked
+/// `vram.param`. On failure, reports an error on `context` and returns null.
+mlir::OwningOpRef<mlir::ModuleOp>
+importONNXFile(llvm::StringRef path, mlir::MLIRContext *context,
+               const ONNXImportOptions &options = {});
+
+/// Same, for a model already in memory; `isText` selects the text format.
+mlir::OwningOpRef<mlir::ModuleOp>
+importONNX(llvm::StringRef bytes, bool isText, llvm::StringRef sourceName,
+           mlir::MLIRContext *context, const ONNXImportOptions &options = {});
+
+/// True for file names the importer reads (`.onnx`, `.onnxtext`).
+bool isONNXFileName(llvm::StringRef path);
+
+} // namespace vram
+
+#endif // VRAM_IMPORT_ONNXIMPORTER_H

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs every Debian package vram-opt needs to build and test. Idempotent.
+set -euo pipefail
+
+PACKAGES=(
+  cmake ninja-build g++ git
+  llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-testdata python3-onnx python3-numpy
+  coinor-libcbc-dev
+  libgtest-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi

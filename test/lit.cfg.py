@@ -1,0 +1,30 @@
+# lit configuration for vram-opt's tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "VRAM_OPT"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.vram_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%models", os.path.join(config.test_source_root, "models")))
+config.substitutions.append(("%examples", os.path.join(config.test_source_root, "..", "examples")))
+# ONNX's backend conformance tests, from Debian's libonnx-testdata.
+config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
+if os.path.isdir(config.onnx_testdata_dir):
+    config.available_features.add("onnx-testdata")
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.vram_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["vram-opt", "FileCheck", "not", "count"], tool_dirs)
+llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
