@@ -1,6 +1,7 @@
 # lit configuration for vram-opt's tests.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -13,6 +14,7 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.vram_obj_root, "test")
 
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "models")))
 config.substitutions.append(("%examples", os.path.join(config.test_source_root, "..", "examples")))
