@@ -28,6 +28,7 @@
 #include "onnx/version_converter/convert.h"
 
 #include <exception>
+#include <mutex>
 
 using namespace mlir;
 
@@ -73,6 +74,32 @@ int64_t defaultDomainOpset(const onnx::ModelProto &model) {
 // Model preparation with libonnx
 //===----------------------------------------------------------------------===//
 
+/// Teaches libonnx the one contrib operator the dialect models, Gelu in
+/// com.microsoft (what exporters emit before opset 20 has Gelu), so that its
+/// output gets a type and shape inference continues past it.
+void registerContribSchemas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto &domains = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+    if (!domains.Map().count("com.microsoft"))
+      domains.AddDomainToVersion("com.microsoft", 1, 1);
+    static onnx::OpSchema gelu =
+        onnx::OpSchema()
+            .SetName("Gelu")
+            .SetDomain("com.microsoft")
+            .SinceVersion(1)
+            .SetDoc("Gaussian error linear unit (contrib)")
+            .Input(0, "X", "input", "T")
+            .Output(0, "Y", "output", "T")
+            .TypeConstraint("T", {"tensor(float16)", "tensor(float)",
+                                  "tensor(double)", "tensor(bfloat16)"},
+                            "float tensors")
+            .TypeAndShapeInferenceFunction(
+                onnx::propagateShapeAndTypeFromFirstInput);
+    onnx::OpSchemaRegistry::OpSchemaRegisterOnce registerGelu(gelu);
+  });
+}
+
 onnx::ModelProto parseModel(llvm::StringRef bytes, bool isText) {
   onnx::ModelProto model;
   if (isText) {
@@ -98,27 +125,19 @@ onnx::ModelProto parseModel(llvm::StringRef bytes, bool isText) {
 /// outputs, so shape inference propagates them.
 void bindDynamicDims(onnx::ModelProto &model, const ONNXImportOptions &options,
                      const llvm::StringSet<> &initializerNames) {
-  auto bindShape = [&](onnx::ValueInfoProto &value) {
-    if (!value.type().has_tensor_type() ||
-        !value.type().tensor_type().has_shape())
-      return;
-    auto *shape = value.mutable_type()->mutable_tensor_type()->mutable_shape();
-    for (auto &dim : *shape->mutable_dim()) {
-      if (!dim.has_dim_param())
-        continue;
-      auto it = options.dimBindings.find(dim.dim_param());
-      if (it != options.dimBindings.end())
-        dim.set_dim_value(it->second);
-    }
-  };
   onnx::GraphProto *graph = model.mutable_graph();
-  bool batchBound = !options.batchSize;
-  for (auto &input : *graph->mutable_input()) {
-    if (initializerNames.contains(input.name()))
-      continue;
-    if (!batchBound && input.type().has_tensor_type() &&
-        input.type().tensor_type().has_shape() &&
-        input.type().tensor_type().shape().dim_size() > 0) {
+  llvm::StringMap<int64_t> bindings = options.dimBindings;
+  // --batch binds the first input's leading dim; when that dim has a name,
+  // every dim of that name (other inputs, outputs) gets the same value.
+  if (options.batchSize) {
+    for (auto &input : *graph->mutable_input()) {
+      if (initializerNames.contains(input.name()))
+        continue;
+      if (!input.type().has_tensor_type() ||
+          !input.type().tensor_type().has_shape() ||
+          input.type().tensor_type().shape().dim_size() == 0)
+        fail("--batch: the first input '" + input.name() +
+             "' has no leading dimension to bind");
       auto *dim = input.mutable_type()
                       ->mutable_tensor_type()
                       ->mutable_shape()
@@ -127,11 +146,27 @@ void bindDynamicDims(onnx::ModelProto &model, const ONNXImportOptions &options,
         fail("--batch=" + llvm::Twine(*options.batchSize) + ": input '" +
              input.name() + "' has a static batch dimension of " +
              llvm::Twine(dim->dim_value()));
+      if (dim->has_dim_param())
+        bindings.try_emplace(dim->dim_param(), *options.batchSize);
       dim->set_dim_value(*options.batchSize);
-      batchBound = true;
+      break;
     }
-    bindShape(input);
   }
+  auto bindShape = [&](onnx::ValueInfoProto &value) {
+    if (!value.type().has_tensor_type() ||
+        !value.type().tensor_type().has_shape())
+      return;
+    auto *shape = value.mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (auto &dim : *shape->mutable_dim()) {
+      if (!dim.has_dim_param())
+        continue;
+      auto it = bindings.find(dim.dim_param());
+      if (it != bindings.end())
+        dim.set_dim_value(it->second);
+    }
+  };
+  for (auto &input : *graph->mutable_input())
+    bindShape(input);
   for (auto &output : *graph->mutable_output())
     bindShape(output);
   // Intermediate annotations may hold stale symbolic dims: inference redoes
@@ -139,14 +174,54 @@ void bindDynamicDims(onnx::ModelProto &model, const ONNXImportOptions &options,
   graph->clear_value_info();
 }
 
+/// Every graph output must be produced by a node, an input or an
+/// initializer. ONNX's version converter dereferences outputs before its
+/// checker would say so, so this runs first.
+void checkGraphOutputsDefined(const onnx::ModelProto &model) {
+  llvm::StringSet<> defined;
+  const onnx::GraphProto &graph = model.graph();
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const auto &node : graph.node())
+    for (const std::string &output : node.output())
+      defined.insert(output);
+  for (const auto &output : graph.output())
+    if (!defined.contains(output.name()))
+      fail("invalid ONNX model: graph output '" + output.name() +
+           "' is not produced by any node, input or initializer");
+}
+
+/// Operands whose values ONNX shape inference reads (shapes, axes, pads,
+/// scales): an initializer there is data that determines shapes, never a
+/// weight, so it is imported as a constant whatever its type.
+bool isShapeOperand(const onnx::NodeProto &node, int index) {
+  if (!isDefaultDomain(node.domain()))
+    return false;
+  const std::string &op = node.op_type();
+  if (op == "Reshape" || op == "Expand" || op == "Tile")
+    return index == 1;
+  if (op == "Slice")
+    return index >= 1;
+  if (op == "Pad" || op == "Resize")
+    return index >= 1;
+  if (op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum" ||
+      op == "Split" || op == "TopK")
+    return index == 1;
+  return op == "ConstantOfShape" || op == "Range";
+}
+
 /// Whether an initializer is read as a constant: a small, inline integer
-/// tensor (Reshape targets, Slice bounds, ...). All others are parameters.
+/// tensor, or one that feeds only shape operands (Resize scales, ...). All
+/// others are parameters.
 bool isInlineConstant(const onnx::TensorProto &tensor,
-                      const ONNXImportOptions &options) {
+                      const ONNXImportOptions &options, bool feedsShapes) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return false;
-  if (tensor.data_type() != onnx::TensorProto::INT64 &&
-      tensor.data_type() != onnx::TensorProto::INT32)
+  bool isIndex = tensor.data_type() == onnx::TensorProto::INT64 ||
+                 tensor.data_type() == onnx::TensorProto::INT32;
+  if (!isIndex && !feedsShapes)
     return false;
   int64_t elements = 1;
   for (int64_t dim : tensor.dims())
@@ -171,11 +246,17 @@ llvm::StringMap<std::string> detachParameters(onnx::ModelProto &model,
   llvm::StringSet<> graphInputs;
   for (const auto &input : graph->input())
     graphInputs.insert(input.name());
+  // Initializers read by some operand that is not a shape operand.
+  llvm::StringSet<> readAsData;
+  for (const auto &node : graph->node())
+    for (auto [index, input] : llvm::enumerate(node.input()))
+      if (!isShapeOperand(node, index))
+        readAsData.insert(input);
 
   llvm::StringMap<std::string> parameters;
   google::protobuf::RepeatedPtrField<onnx::TensorProto> constants;
   for (auto &init : *graph->mutable_initializer()) {
-    if (isInlineConstant(init, options)) {
+    if (isInlineConstant(init, options, !readAsData.contains(init.name()))) {
       *constants.Add() = std::move(init);
       continue;
     }
@@ -292,6 +373,8 @@ private:
   Value lookup(const std::string &name, llvm::StringRef nodeName);
   Value noValue();
   Location nodeLocation(const onnx::NodeProto &node, unsigned index);
+  /// "node 'conv1': " for a value a node produces, else "".
+  std::string producerPrefix(llvm::StringRef valueName) const;
 
   MLIRContext *context;
   OpBuilder builder;
@@ -300,6 +383,7 @@ private:
   Location fileLoc;
   llvm::StringMap<Value> values;
   llvm::StringMap<const onnx::TypeProto *> inferredTypes;
+  llvm::StringMap<std::string> producers;
   Value noneValue;
   int64_t modelOpset = 0;
 };
@@ -393,8 +477,10 @@ TensorType GraphImporter::convertTensorType(const onnx::TypeProto &type,
   for (const auto &dim : tensorType.shape().dim()) {
     if (dim.has_dim_value()) {
       if (dim.dim_value() < 0)
-        fail("value '" + valueName + "' has a negative dimension " +
-             llvm::Twine(dim.dim_value()));
+        fail(producerPrefix(valueName) + "ONNX shape inference gives '" +
+             valueName +
+             "' a negative dimension (" + llvm::Twine(dim.dim_value()) +
+             "): the operands' shapes are impossible for this op");
       shape.push_back(dim.dim_value());
     } else {
       shape.push_back(ShapedType::kDynamic);
@@ -544,6 +630,11 @@ NamedAttribute GraphImporter::convertAttribute(const onnx::AttributeProto &attr,
 //===----------------------------------------------------------------------===//
 // Graph
 //===----------------------------------------------------------------------===//
+
+std::string GraphImporter::producerPrefix(llvm::StringRef valueName) const {
+  auto it = producers.find(valueName);
+  return it == producers.end() ? "" : "node '" + it->second + "': ";
+}
 
 Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                                      unsigned index) {
@@ -712,6 +803,11 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model,
     inferredTypes[info.name()] = &info.type();
   for (const auto &info : graph.output())
     inferredTypes[info.name()] = &info.type();
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    for (const std::string &output : node.output())
+      producers[output] = node.name().empty()
+                              ? node.op_type() + "_" + std::to_string(index)
+                              : node.name();
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   SmallVector<NamedAttribute> moduleAttrs{
@@ -808,7 +904,9 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
   context->loadDialect<ONNXDialect, func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(context, sourceName, 0, 0);
   try {
+    registerContribSchemas();
     onnx::ModelProto model = parseModel(bytes, isText);
+    checkGraphOutputsDefined(model);
     llvm::StringSet<> initializerNames;
     for (const auto &init : model.graph().initializer())
       initializerNames.insert(init.name());

@@ -6,15 +6,24 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Analysis/CostModel.h"
+#include "vram/Analysis/DeviceProfile.h"
+#include "vram/Analysis/MaxBatch.h"
+#include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Analysis/MemoryReport.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 #include "vram/Import/ONNXImporter.h"
+#include "vram/Support/ByteSize.h"
+#include "vram/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
@@ -38,6 +47,38 @@ llvm::cl::opt<int64_t>
     batchSize("batch", llvm::cl::value_desc("N"),
               llvm::cl::desc("Bind the leading dimension of the first input"),
               llvm::cl::init(0), llvm::cl::cat(importCategory));
+
+llvm::cl::OptionCategory memoryCategory("Memory analysis options");
+
+llvm::cl::opt<std::string> report(
+    "report", llvm::cl::ValueOptional, llvm::cl::value_desc("format"),
+    llvm::cl::desc("Print a memory report instead of the IR: table "
+                   "(default), json or html"),
+    llvm::cl::cat(memoryCategory));
+
+llvm::cl::opt<std::string>
+    reportFile("report-file", llvm::cl::value_desc("path"),
+               llvm::cl::desc("Where --report writes (default: stdout)"),
+               llvm::cl::init("-"), llvm::cl::cat(memoryCategory));
+
+llvm::cl::opt<std::string>
+    budget("budget", llvm::cl::value_desc("bytes"),
+           llvm::cl::desc("Memory budget for the program's tensors: 16GB "
+                          "(SI), 16GiB (binary), 512MiB, 1.5TB, 16e9"),
+           llvm::cl::cat(memoryCategory));
+
+llvm::cl::opt<std::string> device(
+    "device", llvm::cl::value_desc("name"),
+    llvm::cl::desc("GPU profile (H200, H100, A100-40GB, A100-80GB, V100-16GB, "
+                   "V100-32GB, RTX4090, L4, T4); without --budget the budget "
+                   "is its memory minus the CUDA context reserve"),
+    llvm::cl::cat(memoryCategory));
+
+llvm::cl::opt<bool> maxBatch(
+    "max-batch",
+    llvm::cl::desc("Find the largest batch that fits --budget, by analysis "
+                   "(no runs), and report what fills the memory at it"),
+    llvm::cl::cat(memoryCategory));
 } // namespace
 
 /// Parses `--dim name=value` flags into the importer's options.
@@ -96,6 +137,8 @@ static std::unique_ptr<llvm::MemoryBuffer>
 importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
                  const vram::ONNXImportOptions &options) {
   MLIRContext context(registry);
+  // The node name says where; the generic form of the op would be noise.
+  context.printOpOnDiagnostic(false);
   ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
     auto print = [](Diagnostic &d) {
       printImportLocation(d.getLocation(), llvm::errs());
@@ -117,24 +160,120 @@ importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
   return llvm::MemoryBuffer::getMemBufferCopy(text, path);
 }
 
+/// The peak of @main of `path` imported at `batch`; errors are reported.
+static FailureOr<uint64_t> analysePeakAtBatch(llvm::StringRef path,
+                                              DialectRegistry &registry,
+                                              vram::ONNXImportOptions options,
+                                              int64_t batch) {
+  options.batchSize = batch;
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
+  if (!module)
+    return failure();
+  auto main = module->lookupSymbol<func::FuncOp>("main");
+  vram::MemoryAnalysis analysis(main);
+  if (!analysis.isValid()) {
+    llvm::errs() << path << ": error: at batch " << batch
+                 << ", some tensor sizes are unknown\n";
+    return failure();
+  }
+  return analysis.getPeakBytes();
+}
+
+/// --max-batch: searches the batch, then prints what fills the memory there.
+/// Returns the batch to import for the report, or failure.
+static FailureOr<int64_t> runMaxBatchSearch(llvm::StringRef path,
+                                            DialectRegistry &registry,
+                                            const vram::ONNXImportOptions &options,
+                                            uint64_t budgetBytes) {
+  FailureOr<vram::MaxBatchResult> result = vram::findMaxBatch(
+      [&](int64_t batch) {
+        return analysePeakAtBatch(path, registry, options, batch);
+      },
+      budgetBytes);
+  if (failed(result))
+    return failure();
+  llvm::raw_ostream &os = llvm::outs();
+  if (result->batch == 0) {
+    llvm::errs() << path << ": error: not even batch 1 fits the budget of "
+                 << vram::formatBinaryBytes(budgetBytes) << ": it needs "
+                 << vram::formatBinaryBytes(result->peakBytes) << " ("
+                 << vram::formatExactBytes(result->peakBytes)
+                 << " bytes) at its peak\n";
+    return failure();
+  }
+  os << "Largest batch that fits " << vram::formatBinaryBytes(budgetBytes)
+     << " (" << vram::formatExactBytes(budgetBytes) << " bytes): "
+     << result->batch << ", peak " << vram::formatBinaryBytes(result->peakBytes)
+     << " (" << vram::formatExactBytes(result->peakBytes) << " bytes)\n";
+  if (result->firstFailingBatch)
+    os << "  batch " << result->firstFailingBatch << " needs "
+       << vram::formatBinaryBytes(result->firstFailingPeakBytes) << " ("
+       << vram::formatExactBytes(result->firstFailingPeakBytes) << " bytes)\n";
+  os << "  found by analysing " << result->evaluations
+     << " batch sizes (doubling, then bisection); nothing was run\n\n";
+  return result->batch;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
+  vram::registerVramPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registry.insert<vram::ONNXDialect>();
+  vram::registerCostModelExternalModels(registry);
 
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "vram-opt: memory planning for "
                                              "ML models\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
+  std::optional<uint64_t> budgetBytes;
+  if (!budget.empty()) {
+    llvm::Expected<uint64_t> parsed = vram::parseByteSize(budget);
+    if (!parsed) {
+      llvm::errs() << "error: --budget: " << llvm::toString(parsed.takeError())
+                   << "\n";
+      return 1;
+    }
+    budgetBytes = *parsed;
+  } else if (!device.empty()) {
+    const vram::DeviceProfile *profile = vram::lookupDeviceProfile(device);
+    if (!profile) {
+      llvm::errs() << "error: --device: unknown device '" << device
+                   << "'; known:";
+      for (const vram::DeviceProfile &known : vram::getDeviceProfiles())
+        llvm::errs() << " " << known.name;
+      llvm::errs() << "\n";
+      return 1;
+    }
+    budgetBytes = vram::usableBytes(*profile);
+  }
+  bool wantsReport = report.getNumOccurrences() > 0 || maxBatch;
+  if (maxBatch && !budgetBytes) {
+    llvm::errs() << "error: --max-batch needs a --budget or a --device\n";
+    return 1;
+  }
+  if (maxBatch && !vram::isONNXFileName(inputFilename)) {
+    llvm::errs() << "error: --max-batch needs an ONNX model whose batch "
+                    "dimension it can bind\n";
+    return 1;
+  }
+
   std::unique_ptr<llvm::MemoryBuffer> input;
   if (vram::isONNXFileName(inputFilename)) {
     FailureOr<vram::ONNXImportOptions> options = getImportOptions();
     if (failed(options))
       return 1;
+    if (maxBatch) {
+      FailureOr<int64_t> batch =
+          runMaxBatchSearch(inputFilename, registry, *options, *budgetBytes);
+      if (failed(batch))
+        return 1;
+      options->batchSize = *batch;
+    }
     input = importAsMLIRText(inputFilename, registry, *options);
     if (!input)
       return 1;
@@ -145,6 +284,26 @@ int main(int argc, char **argv) {
       llvm::errs() << "error: " << errorMessage << "\n";
       return 1;
     }
+  }
+
+  // A report replaces the IR on the output: the analysis runs after
+  // whatever pipeline the command line gives.
+  if (wantsReport) {
+    vram::PrintMemoryPassOptions reportOptions;
+    reportOptions.format = report.empty() ? "table" : report.getValue();
+    reportOptions.output = reportFile;
+    reportOptions.budget = budget;
+    reportOptions.device = device;
+    MlirOptMainConfig cliConfig = config;
+    config.setPassPipelineSetupFn(
+        [cliConfig, reportOptions](PassManager &pm) -> LogicalResult {
+          if (failed(cliConfig.setupPassPipeline(pm)))
+            return failure();
+          pm.addPass(vram::createPrintMemoryPass(reportOptions));
+          return success();
+        });
+    if (outputFilename == "-")
+      outputFilename = "/dev/null";
   }
 
   std::string errorMessage;

@@ -25,15 +25,25 @@ static RankedTensorType getRankedType(Value value) {
   return dyn_cast<RankedTensorType>(value.getType());
 }
 
-/// Normalises a possibly negative ONNX axis into [0, rank). `rank` is
-/// `rank + 1` for ops (Flatten) whose axis may equal the rank.
+/// Normalises a possibly negative ONNX axis in [-rank, rank) into
+/// [0, rank). Ops (Flatten) whose axis may also equal the rank pass
+/// `allowRank`, which makes the range [-rank, rank].
 static FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis,
-                                        int64_t rank, StringRef what = "axis") {
-  if (axis < -rank || axis >= rank)
-    return op->emitOpError() << what << " " << axis
-                             << " is out of range for rank "
-                             << (rank == 0 ? 0 : rank);
+                                        int64_t rank, bool allowRank = false) {
+  if (axis < -rank || axis > rank || (axis == rank && !allowRank))
+    return op->emitOpError() << "axis " << axis << " is out of range for rank "
+                             << rank;
   return axis < 0 ? axis + rank : axis;
+}
+
+/// Checks that a ranked result has the rank its op keeps, before any
+/// per-dimension check indexes into it.
+static LogicalResult verifyResultRank(Operation *op, RankedTensorType result,
+                                      int64_t expected) {
+  if (result && result.getRank() != expected)
+    return op->emitOpError() << "result has rank " << result.getRank()
+                             << ", expected " << expected;
+  return success();
 }
 
 static SmallVector<int64_t> toInts(std::optional<ArrayAttr> attr) {
@@ -148,6 +158,8 @@ LogicalResult ONNXConstantOp::verify() {
   return success();
 }
 
+OpFoldResult ONNXConstantOp::fold(FoldAdaptor) { return getValue(); }
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
@@ -208,6 +220,8 @@ LogicalResult ONNXConvOp::verify() {
       return emitOpError() << "bias B has " << bType.getDimSize(0)
                            << " elements for " << filters << " filters";
   auto yType = getRankedType(getY());
+  if (failed(verifyResultRank(*this, yType, xType.getRank())))
+    return failure();
   if (yType && staticMismatch(yType.getDimSize(1), filters))
     return emitOpError() << "result has " << yType.getDimSize(1)
                          << " channels, expected " << filters;
@@ -228,6 +242,8 @@ LogicalResult ONNXConvTransposeOp::verify() {
     return emitOpError() << "input has " << xType.getDimSize(1)
                          << " channels but W has " << wType.getDimSize(0);
   auto yType = getRankedType(getY());
+  if (failed(verifyResultRank(*this, yType, xType.getRank())))
+    return failure();
   if (yType && !ShapedType::isDynamic(wType.getDimSize(1)) &&
       staticMismatch(yType.getDimSize(1), wType.getDimSize(1) * getGroup()))
     return emitOpError() << "result has " << yType.getDimSize(1)
@@ -249,6 +265,8 @@ static LogicalResult verifyPool(PoolOp op, WindowGeometry window) {
   if (failed(verifyWindowAttrs(op, xType.getRank() - 2, window)))
     return failure();
   auto yType = getRankedType(op.getY());
+  if (failed(verifyResultRank(op, yType, xType.getRank())))
+    return failure();
   if (yType && staticMismatch(yType.getDimSize(1), xType.getDimSize(1)))
     return op.emitOpError("pooling must keep the channel count");
   return verifyWindowResult(op, xType, yType, window);
@@ -360,7 +378,7 @@ LogicalResult ONNXFlattenOp::verify() {
   if (!type)
     return success();
   // Flatten's axis ranges over [-r, r]: it may split after the last dim.
-  return normalizeAxis(*this, getAxis(), type.getRank() + 1);
+  return normalizeAxis(*this, getAxis(), type.getRank(), /*allowRank=*/true);
 }
 
 LogicalResult ONNXReshapeOp::verify() {
@@ -389,7 +407,10 @@ LogicalResult ONNXTransposeOp::verify() {
   for (int64_t p : perm)
     if (p < 0 || p >= dataType.getRank() || !seen.insert(p).second)
       return emitOpError("perm is not a permutation of the dimensions");
-  if (auto resultType = getRankedType(getTransposed()))
+  auto resultType = getRankedType(getTransposed());
+  if (failed(verifyResultRank(*this, resultType, dataType.getRank())))
+    return failure();
+  if (resultType)
     for (auto [i, p] : llvm::enumerate(perm))
       if (staticMismatch(resultType.getDimSize(i), dataType.getDimSize(p)))
         return emitOpError() << "result dimension " << i
@@ -409,12 +430,12 @@ LogicalResult ONNXConcatOp::verify() {
   int64_t total = 0;
   for (Value input : getInputs()) {
     auto type = getRankedType(input);
+    if (type && type.getRank() != resultType.getRank())
+      return emitOpError("inputs must have the rank of the result");
     if (!type || ShapedType::isDynamic(type.getDimSize(*axis))) {
       total = ShapedType::kDynamic;
       continue;
     }
-    if (type.getRank() != resultType.getRank())
-      return emitOpError("inputs must have the rank of the result");
     for (int64_t d = 0; d < type.getRank(); ++d)
       if (d != *axis &&
           staticMismatch(type.getDimSize(d), resultType.getDimSize(d)))
@@ -440,6 +461,8 @@ LogicalResult ONNXSplitOp::verify() {
   int64_t total = 0;
   for (Value output : getOutputs()) {
     auto type = getRankedType(output);
+    if (type && type.getRank() != inputType.getRank())
+      return emitOpError("outputs must have the rank of the input");
     if (!type || ShapedType::isDynamic(type.getDimSize(*axis)))
       return success();
     total += type.getDimSize(*axis);
@@ -486,6 +509,16 @@ LogicalResult ONNXSqueezeOp::verify() {
     return emitOpError("result has a higher rank than the input");
   return verifySameElementCount(*this, getData(), getSqueezed());
 }
+
+//===----------------------------------------------------------------------===//
+// Views: results that reuse their input's storage
+//===----------------------------------------------------------------------===//
+
+Value ONNXIdentityOp::getViewSource() { return getX(); }
+Value ONNXFlattenOp::getViewSource() { return getInput(); }
+Value ONNXReshapeOp::getViewSource() { return getData(); }
+Value ONNXUnsqueezeOp::getViewSource() { return getData(); }
+Value ONNXSqueezeOp::getViewSource() { return getData(); }
 
 #define GET_OP_CLASSES
 #include "vram/Dialect/ONNX/ONNXOps.cpp.inc"

@@ -13,6 +13,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ViewLikeInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -25,6 +26,13 @@ def ONNX_TensorOrNone : AnyTypeOf<[AnyTensor, NoneType], "tensor or none">;
 // Base classes
 //===----------------------------------------------------------------------===//
 
+// Ops whose result reuses its input's storage: contiguous data reinterpreted
+// with another shape. Runtimes (ONNX Runtime, PyTorch's view ops) do not copy
+// here, and vram-opt's lowering maps them to tensor reshapes that bufferize
+// to views, so the memory analysis counts the storage once.
+def ONNX_ViewOf : DeclareOpInterfaceMethods<ViewLikeOpInterface,
+                                            ["getViewSource"]>;
+
 // Every op prints like a call: `onnx.Conv(%x, %w, %b) {attrs} : (types) -> types`.
 class ONNX_Op<string mnemonic, list<Trait> traits = []> :
     Op<ONNX_Dialect, mnemonic, traits> {
@@ -33,8 +41,13 @@ class ONNX_Op<string mnemonic, list<Trait> traits = []> :
   }];
 }
 
+// Shape-preserving ops. Not SameOperandsAndResultType: through it ODS would
+// infer the result type and reject a result that is only compatible with the
+// operand (tensor<?x?xf32> for tensor<2x3xf32>), as ONNX shape inference
+// leaves outputs it cannot compute (com.microsoft Gelu).
 class ONNX_UnaryOp<string mnemonic, string what, list<Trait> traits = []> :
-    ONNX_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType], traits)> {
+    ONNX_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultElementType,
+                                   SameOperandsAndResultShape], traits)> {
   let summary = what;
   let arguments = (ins AnyTensor:$X);
   let results = (outs AnyTensor:$Y);
@@ -79,7 +92,7 @@ def ONNXNodeOp : ONNX_Op<"Node"> {
   }];
 }
 
-def ONNXConstantOp : ONNX_Op<"Constant", [Pure]> {
+def ONNXConstantOp : ONNX_Op<"Constant", [Pure, ConstantLike]> {
   let summary = "a constant tensor";
   let description = [{
     The importer normalises every ONNX way of writing a constant (`value`,
@@ -88,9 +101,10 @@ def ONNXConstantOp : ONNX_Op<"Constant", [Pure]> {
   let arguments = (ins ElementsAttr:$value);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
-def ONNXIdentityOp : ONNX_UnaryOp<"Identity", "identity">;
+def ONNXIdentityOp : ONNX_UnaryOp<"Identity", "identity", [ONNX_ViewOf]>;
 
 //===----------------------------------------------------------------------===//
 // Elementwise activations and math
@@ -256,7 +270,8 @@ def ONNXDropoutOp : ONNX_Op<"Dropout"> {
   let results = (outs AnyTensor:$output, ONNX_TensorOrNone:$mask);
 }
 
-def ONNXSoftmaxOp : ONNX_Op<"Softmax", [Pure, SameOperandsAndResultType]> {
+def ONNXSoftmaxOp : ONNX_Op<"Softmax", [Pure, SameOperandsAndResultElementType,
+                                        SameOperandsAndResultShape]> {
   let summary = "softmax along `axis`";
   let arguments = (ins AnyTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs AnyTensor:$output);
@@ -308,14 +323,14 @@ def ONNXReduceSumOp : ONNX_Op<"ReduceSum", [Pure]> {
 // Shape manipulation and data movement
 //===----------------------------------------------------------------------===//
 
-def ONNXFlattenOp : ONNX_Op<"Flatten", [Pure]> {
+def ONNXFlattenOp : ONNX_Op<"Flatten", [Pure, ONNX_ViewOf]> {
   let summary = "reshapes to 2-d at `axis`";
   let arguments = (ins AnyTensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
 }
 
-def ONNXReshapeOp : ONNX_Op<"Reshape", [Pure]> {
+def ONNXReshapeOp : ONNX_Op<"Reshape", [Pure, ONNX_ViewOf]> {
   let summary = "reshapes `data` to the 1-d int64 `shape`";
   let arguments = (ins AnyTensor:$data, AnyTensor:$shape,
                        DefaultValuedAttr<I64Attr, "0">:$allowzero);
@@ -367,14 +382,14 @@ def ONNXShapeOp : ONNX_Op<"Shape", [Pure]> {
   let results = (outs AnyTensor:$shape);
 }
 
-def ONNXUnsqueezeOp : ONNX_Op<"Unsqueeze", [Pure]> {
+def ONNXUnsqueezeOp : ONNX_Op<"Unsqueeze", [Pure, ONNX_ViewOf]> {
   let summary = "inserts unit dimensions at the `axes` input";
   let arguments = (ins AnyTensor:$data, AnyTensor:$axes);
   let results = (outs AnyTensor:$expanded);
   let hasVerifier = 1;
 }
 
-def ONNXSqueezeOp : ONNX_Op<"Squeeze", [Pure]> {
+def ONNXSqueezeOp : ONNX_Op<"Squeeze", [Pure, ONNX_ViewOf]> {
   let summary = "removes unit dimensions (those in `axes`, or all)";
   let arguments = (ins AnyTensor:$data, ONNX_TensorOrNone:$axes);
   let results = (outs AnyTensor:$squeezed);

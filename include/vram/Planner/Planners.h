@@ -1,0 +1,97 @@
+//===- Planners.h - Baselines, the fast planner and the exact MILP --------===//
+//
+// All planners keep the graph's schedule and decide, for every tensor,
+// whether it stays resident, is recomputed before a later use, or is
+// offloaded to host memory and prefetched back. docs/planner.md explains the
+// algorithms and compares them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_PLANNER_PLANNERS_H
+#define VRAM_PLANNER_PLANNERS_H
+
+#include "vram/Planner/Plan.h"
+
+namespace vram::planner {
+
+/// Raised when no plan meets the budget. Carries the smallest budget the
+/// fast planner could meet, so callers can tell the user what would work.
+class BudgetTooSmallError : public llvm::ErrorInfo<BudgetTooSmallError> {
+public:
+  static char ID;
+  BudgetTooSmallError(uint64_t budget, uint64_t lowerBound,
+                      uint64_t smallestFeasible)
+      : budget(budget), lowerBound(lowerBound),
+        smallestFeasible(smallestFeasible) {}
+
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override;
+
+  uint64_t budget;
+  /// No plan of any planner can go below this (see memoryLowerBound).
+  uint64_t lowerBound;
+  /// The smallest budget the fast planner meets.
+  uint64_t smallestFeasible;
+};
+
+/// Keeps every tensor until its last use. Keeping every forward output
+/// ("checkpoint all") is the same plan in a fixed schedule.
+llvm::Expected<Plan> planKeepAll(const PlanningGraph &graph,
+                                 const DeviceProfile &device);
+
+/// Chen et al. 2016: keeps the outputs of every ceil(sqrt(n))-th forward op,
+/// frees the other forward outputs after their last forward use and
+/// recomputes each segment once when the backward pass first needs it.
+llvm::Expected<Plan> planChenSqrtN(const PlanningGraph &graph,
+                                   const DeviceProfile &device);
+
+/// The fast planner: replays the schedule and, whenever the budget would be
+/// exceeded, evicts the resident tensor whose eviction costs the least time
+/// per byte and per unit of time it stays away, by dropping it (recomputed on
+/// demand) or by offloading it (prefetched just in time), whichever is
+/// cheaper. Fails with BudgetTooSmallError when it cannot meet `budget`.
+llvm::Expected<Plan> planFast(const PlanningGraph &graph, uint64_t budget,
+                              const DeviceProfile &device);
+
+/// Persistent bytes plus the largest bytesTouchedBy over all ops: no plan
+/// peaks lower.
+uint64_t memoryLowerBound(const PlanningGraph &graph);
+
+/// Peak of the unplanned schedule.
+uint64_t unplannedPeak(const PlanningGraph &graph);
+
+/// The smallest budget (to 0.1%) the fast planner meets, by bisection
+/// between memoryLowerBound and the unplanned peak.
+uint64_t smallestFastBudget(const PlanningGraph &graph,
+                            const DeviceProfile &device);
+
+enum class MilpStatus { Optimal, Feasible, NoSolution, Infeasible };
+llvm::StringRef stringifyMilpStatus(MilpStatus status);
+
+struct MilpOptions {
+  /// Wall-clock limit for CBC.
+  double timeLimitSeconds = 60;
+};
+
+struct MilpResult {
+  MilpStatus status = MilpStatus::NoSolution;
+  /// Set for Optimal and Feasible.
+  std::optional<Plan> plan;
+  /// Proven lower bound on the total compute cost of any plan that meets the
+  /// budget (CBC's best bound); the gap to plan's cost shows how far from
+  /// optimal the plan may be. Meaningless when Infeasible.
+  double lowerBoundCost = 0;
+  double solveSeconds = 0;
+};
+
+/// Checkmate-style MILP (Jain et al. 2020), solved with CBC: stage t runs op
+/// t and may recompute any earlier op; minimises total compute cost with the
+/// memory of every step within `budget`. Recompute only (no offload).
+/// Variables grow as n^2: meant for graphs of at most a few hundred ops.
+llvm::Expected<MilpResult> planMilp(const PlanningGraph &graph, uint64_t budget,
+                                    const DeviceProfile &device,
+                                    const MilpOptions &options = {});
+
+} // namespace vram::planner
+
+#endif // VRAM_PLANNER_PLANNERS_H

@@ -1,0 +1,128 @@
+//===- PlanningGraph.h - Ops, tensors and schedule the planner works on ---===//
+//
+// The planner's input: a DAG of ops (compute cost) and tensors (bytes,
+// producer, consumers, category), plus the device it runs on. Op ids are
+// positions in the given topological schedule: the order in which ops are
+// added is the order in which they run when nothing is planned.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_PLANNER_PLANNINGGRAPH_H
+#define VRAM_PLANNER_PLANNINGGRAPH_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vram::planner {
+
+using OpId = unsigned;
+using TensorId = unsigned;
+
+enum class TensorCategory {
+  Parameter,
+  Input,
+  Activation,
+  Gradient,
+  OptimizerState,
+  Output,
+};
+
+struct PlanOp {
+  std::string name;
+  /// Compute time at speed 1, in the unit of DeviceProfile's time base.
+  double cost = 0;
+  /// Part of the backward pass. Only Chen's baseline reads this: it drops
+  /// forward activations after their last forward use.
+  bool isBackward = false;
+  llvm::SmallVector<TensorId, 2> inputs;
+  llvm::SmallVector<TensorId, 1> outputs;
+};
+
+struct PlanTensor {
+  std::string name;
+  uint64_t bytes = 0;
+  /// Empty for tensors that exist before the program starts (parameters,
+  /// inputs): those are resident from the first step.
+  std::optional<OpId> producer;
+  /// Sorted, without duplicates.
+  llvm::SmallVector<OpId, 2> consumers;
+  TensorCategory category = TensorCategory::Activation;
+  bool recomputable = true;
+  bool offloadable = true;
+};
+
+class PlanningGraph {
+public:
+  /// Appends an op at the end of the schedule.
+  OpId addOp(llvm::StringRef name, double cost, bool isBackward = false);
+  TensorId addTensor(llvm::StringRef name, uint64_t bytes,
+                     TensorCategory category, std::optional<OpId> producer,
+                     bool recomputable = true, bool offloadable = true);
+  /// Records that `consumer` reads `tensor`; repeated uses are merged.
+  void addUse(OpId consumer, TensorId tensor);
+
+  /// Checks that the schedule is topological (every tensor is produced before
+  /// it is read) and that costs are finite and non-negative.
+  llvm::Error verify() const;
+
+  llvm::ArrayRef<PlanOp> ops() const { return opList; }
+  llvm::ArrayRef<PlanTensor> tensors() const { return tensorList; }
+  const PlanOp &op(OpId id) const { return opList[id]; }
+  const PlanTensor &tensor(TensorId id) const { return tensorList[id]; }
+  size_t numOps() const { return opList.size(); }
+  size_t numTensors() const { return tensorList.size(); }
+
+  /// Parameters and optimizer state live for the whole program.
+  bool isPersistent(TensorId id) const;
+  /// Persistent tensors and outputs are never freed once they exist.
+  bool mustStayResident(TensorId id) const;
+  /// Whether re-running the producer may rebuild this tensor.
+  bool canRecompute(TensorId id) const;
+
+  /// For each tensor, the last op that may need it: its last consumer or,
+  /// for a tensor that cannot be recomputed, the last op that may need any
+  /// tensor recomputed from it (a plan must keep it that long unless it has
+  /// a host copy). -1 for an unused tensor with no producer.
+  std::vector<int64_t> lastOpNeeding() const;
+
+  /// Sum of all op costs: the compute time of one unplanned run at speed 1.
+  double totalCost() const;
+  /// Bytes of every persistent tensor.
+  uint64_t persistentBytes() const;
+  /// Bytes of the non-persistent inputs and outputs of `op`: all of them are
+  /// live while it runs, whatever the plan.
+  uint64_t bytesTouchedBy(OpId op) const;
+
+private:
+  std::vector<PlanOp> opList;
+  std::vector<PlanTensor> tensorList;
+};
+
+/// What the planner needs to know about the device.
+struct DeviceProfile {
+  /// Op cost units executed per time unit.
+  double computeSpeed = 1.0;
+  /// Host link bandwidth in bytes per time unit, each direction; 0 disables
+  /// offloading.
+  double hostLinkBytesPerTime = 0;
+  /// Copies run on their own engines, concurrently with compute. When false
+  /// every copy blocks compute for its whole duration.
+  bool copiesOverlapCompute = true;
+
+  bool canOffload() const { return hostLinkBytesPerTime > 0; }
+  double computeTime(double cost) const { return cost / computeSpeed; }
+  double copyTime(uint64_t bytes) const {
+    return static_cast<double>(bytes) / hostLinkBytesPerTime;
+  }
+};
+
+} // namespace vram::planner
+
+#endif // VRAM_PLANNER_PLANNINGGRAPH_H

@@ -1,0 +1,224 @@
+//===- MemoryAnalysis.cpp - live bytes over a function's schedule ---------===//
+
+#include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Analysis/CostModel.h"
+#include "vram/Analysis/TensorSize.h"
+
+#include "mlir/Analysis/Liveness.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
+using namespace mlir;
+
+namespace vram {
+
+Value getAliasedOperand(OpResult result) {
+  Operation *op = result.getOwner();
+  if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+    if (view.getViewDest() == result)
+      return view.getViewSource();
+  if (auto bufferizable = dyn_cast<bufferization::BufferizableOpInterface>(op)) {
+    // Alias queries of tensor ops need no analysis state beyond options.
+    bufferization::BufferizationOptions options;
+    bufferization::AnalysisState state(options);
+    bufferization::AliasingOpOperandList aliases =
+        bufferizable.getAliasingOpOperands(result, state);
+    if (aliases.getNumAliases() == 1 &&
+        aliases.getAliases().front().isDefinite)
+      return aliases.getAliases().front().opOperand->get();
+    return nullptr;
+  }
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    return dps.getTiedOpOperand(result)->get();
+  return nullptr;
+}
+
+std::string getOpName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+std::string getValueName(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+    if (func && arg.getOwner()->isEntryBlock())
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "onnx.name"))
+        return name.getValue().str();
+    return "%arg" + std::to_string(arg.getArgNumber());
+  }
+  auto result = cast<OpResult>(value);
+  std::string name = getOpName(result.getOwner());
+  if (result.getOwner()->getNumResults() > 1)
+    name += "#" + std::to_string(result.getResultNumber());
+  return name;
+}
+
+std::string getBufferName(const Buffer &buffer) {
+  if (buffer.workspaceOf)
+    return "workspace of " + getOpName(buffer.workspaceOf);
+  return getValueName(buffer.root);
+}
+
+std::string getBufferTypeString(const Buffer &buffer) {
+  if (buffer.workspaceOf)
+    return "workspace";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  buffer.root.getType().print(os);
+  return text;
+}
+
+MemoryAnalysis::MemoryAnalysis(Operation *op) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func || func.isExternal() || !llvm::hasSingleElement(func.getFunctionBody()))
+    return;
+  Block &body = func.getFunctionBody().front();
+  for (Operation &scheduled : body.without_terminator())
+    schedule.push_back(&scheduled);
+  computeBuffers(body);
+  if (!unsized.empty())
+    return;
+  addWorkspaces();
+  computeTimeline();
+  valid = true;
+}
+
+void MemoryAnalysis::computeBuffers(Block &body) {
+  llvm::DenseMap<Operation *, unsigned> pointOf;
+  for (auto [i, op] : llvm::enumerate(schedule))
+    pointOf[op] = i;
+  unsigned lastPoint = schedule.empty() ? 0 : schedule.size() - 1;
+
+  // Group every value with the values it aliases; the first member of a
+  // class in program order is the one that allocates.
+  SmallVector<Value> values(body.getArguments().begin(),
+                            body.getArguments().end());
+  for (Operation *op : schedule)
+    for (Value result : op->getResults())
+      values.push_back(result);
+  llvm::EquivalenceClasses<Value> aliasClasses;
+  for (Value value : values) {
+    aliasClasses.insert(value);
+    if (auto result = dyn_cast<OpResult>(value))
+      if (Value source = getAliasedOperand(result))
+        aliasClasses.unionSets(value, source);
+  }
+
+  Liveness liveness(body.getParentOp());
+  const LivenessBlockInfo *blockLiveness = liveness.getLiveness(&body);
+  Operation *terminator = body.getTerminator();
+  llvm::DenseMap<Value, unsigned> bufferOfLeader;
+  struct BufferUses {
+    bool returned = false, readByBackward = false;
+  };
+  std::vector<BufferUses> uses;
+  for (Value value : values) {
+    Value leader = aliasClasses.getLeaderValue(value);
+    auto [it, inserted] = bufferOfLeader.try_emplace(leader, buffers.size());
+    if (inserted) {
+      Buffer buffer;
+      buffer.root = value;
+      // Scalars (indices, loop bounds) live in registers: 0 bytes.
+      if (isa<ShapedType>(value.getType())) {
+        FailureOr<uint64_t> bytes = getTensorByteSize(value.getType());
+        if (succeeded(bytes))
+          buffer.bytes = *bytes;
+        else
+          unsized.push_back({value, "its shape is not static or its size "
+                                    "overflows 64 bits"});
+      }
+      auto result = dyn_cast<OpResult>(value);
+      if (result && !result.getOwner()->hasTrait<OpTrait::ConstantLike>()) {
+        buffer.begin = buffer.end = pointOf.lookup(result.getOwner());
+      } else {
+        // The caller owns arguments; constants are program data (globals
+        // once bufferized). Both occupy memory at every point.
+        buffer.begin = 0;
+        buffer.end = lastPoint;
+      }
+      buffers.push_back(buffer);
+      uses.emplace_back();
+    }
+    unsigned index = it->second;
+    bufferOf[value] = index;
+    Buffer &buffer = buffers[index];
+    Operation *start = isa<OpResult>(value) ? value.getDefiningOp()
+                                            : &body.front();
+    Operation *lastUser = blockLiveness->getEndOperation(value, start);
+    if (lastUser == terminator) {
+      uses[index].returned = true;
+      buffer.end = lastPoint;
+    } else if (lastUser != start || !isa<OpResult>(value)) {
+      buffer.end = std::max(buffer.end, pointOf.lookup(lastUser));
+    }
+    for (Operation *user : value.getUsers())
+      if (isBackwardOp(body.findAncestorOpInBlock(*user)))
+        uses[index].readByBackward = true;
+  }
+  for (auto [buffer, use] : llvm::zip(buffers, uses))
+    buffer.category =
+        classifyValue(buffer.root, use.returned, use.readByBackward);
+}
+
+/// Scratch memory an op's cost model declares lives while the op runs.
+void MemoryAnalysis::addWorkspaces() {
+  for (auto [point, op] : llvm::enumerate(schedule)) {
+    uint64_t bytes = estimateOpCost(op).workspaceBytes;
+    if (bytes == 0)
+      continue;
+    Buffer workspace;
+    workspace.workspaceOf = op;
+    workspace.bytes = bytes;
+    workspace.category = MemoryCategory::Workspace;
+    workspace.begin = workspace.end = point;
+    buffers.push_back(workspace);
+  }
+}
+
+void MemoryAnalysis::computeTimeline() {
+  // A sweep over begin/end events keeps this linear in ops + buffers.
+  std::vector<CategoryBytes> delta(schedule.size() + 1, CategoryBytes{});
+  for (const Buffer &buffer : buffers) {
+    unsigned category = static_cast<unsigned>(buffer.category);
+    totals[category] += buffer.bytes;
+    delta[buffer.begin][category] += buffer.bytes;
+    delta[buffer.end + 1][category] -= buffer.bytes;
+  }
+  timeline.assign(schedule.size(), CategoryBytes{});
+  CategoryBytes live{};
+  for (unsigned point = 0; point < schedule.size(); ++point) {
+    uint64_t sum = 0;
+    for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
+      live[c] += delta[point][c];
+      sum += live[c];
+    }
+    timeline[point] = live;
+    if (sum > peakBytes || point == 0) {
+      peakBytes = sum;
+      peakPoint = point;
+    }
+  }
+}
+
+uint64_t MemoryAnalysis::getLiveBytes(unsigned point) const {
+  uint64_t sum = 0;
+  for (uint64_t bytes : timeline[point])
+    sum += bytes;
+  return sum;
+}
+
+SmallVector<unsigned> MemoryAnalysis::getLiveBuffers(unsigned point) const {
+  SmallVector<unsigned> live;
+  for (auto [index, buffer] : llvm::enumerate(buffers))
+    if (buffer.begin <= point && point <= buffer.end)
+      live.push_back(index);
+  return live;
+}
+
+} // namespace vram

@@ -1,0 +1,289 @@
+//===- MilpPlanner.cpp - Exact rematerialization planning with CBC --------===//
+//
+// The formulation follows Checkmate (Jain et al. 2020). Stage t ends by
+// running op t for the first time and may recompute any earlier op before
+// it, in schedule order. Binary R[t,i]: op i runs in stage t. Binary S[t,i]:
+// op i's outputs are kept from stage t-1 into stage t. FREE[t,i,k]: op i's
+// outputs are released in stage t right after op k (their last reader in the
+// stage) runs. U[t,k]: bytes live while op k runs in stage t, as a fraction
+// of the budget. Memory is counted per op (all outputs of an op together).
+//
+// FREE is continuous: each of its upper bounds is one condition (k runs,
+// i is not kept, no later reader runs), so once R and S are integral the
+// solver sets it to exactly 0 or 1, and it never wants less than 1 where
+// 1 is allowed because freeing only lowers U.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Planner/Planners.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <Cbc_C_Interface.h>
+
+#include <chrono>
+#include <limits>
+#include <memory>
+
+using namespace vram::planner;
+
+llvm::StringRef vram::planner::stringifyMilpStatus(MilpStatus status) {
+  switch (status) {
+  case MilpStatus::Optimal:
+    return "optimal";
+  case MilpStatus::Feasible:
+    return "feasible";
+  case MilpStatus::NoSolution:
+    return "timeout";
+  case MilpStatus::Infeasible:
+    return "infeasible";
+  }
+  llvm_unreachable("unknown MILP status");
+}
+
+namespace {
+/// Collects a MILP in triplet form and hands it to CBC in one call, which
+/// is much faster than adding rows and columns one by one.
+class MilpModel {
+public:
+  int addColumn(double lower, double upper, double cost, bool isInteger) {
+    colLower.push_back(lower);
+    colUpper.push_back(upper);
+    objective.push_back(cost);
+    integer.push_back(isInteger);
+    return colLower.size() - 1;
+  }
+  int addBinary(double cost = 0) { return addColumn(0, 1, cost, true); }
+  void fix(int column, double value) {
+    colLower[column] = colUpper[column] = value;
+  }
+  void addRow(llvm::ArrayRef<std::pair<int, double>> terms, double lower,
+              double upper) {
+    int row = rowLower.size();
+    rowLower.push_back(lower);
+    rowUpper.push_back(upper);
+    for (auto [column, coefficient] : terms)
+      entries.push_back({column, row, coefficient});
+  }
+  void load(Cbc_Model *model) {
+    llvm::sort(entries, [](const Entry &a, const Entry &b) {
+      return std::tie(a.column, a.row) < std::tie(b.column, b.row);
+    });
+    std::vector<CoinBigIndex> starts(colLower.size() + 1);
+    std::vector<int> rows;
+    std::vector<double> values;
+    rows.reserve(entries.size());
+    values.reserve(entries.size());
+    for (const Entry &e : entries) {
+      ++starts[e.column + 1];
+      rows.push_back(e.row);
+      values.push_back(e.value);
+    }
+    for (size_t c = 0; c < colLower.size(); ++c)
+      starts[c + 1] += starts[c];
+    Cbc_loadProblem(model, colLower.size(), rowLower.size(), starts.data(),
+                    rows.data(), values.data(), colLower.data(),
+                    colUpper.data(), objective.data(), rowLower.data(),
+                    rowUpper.data());
+    for (size_t c = 0; c < integer.size(); ++c)
+      if (integer[c])
+        Cbc_setInteger(model, c);
+  }
+
+private:
+  struct Entry {
+    int column, row;
+    double value;
+  };
+  std::vector<double> colLower, colUpper, objective, rowLower, rowUpper;
+  std::vector<bool> integer;
+  std::vector<Entry> entries;
+};
+
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
+/// Lower-triangular index: (t, i) with i <= t.
+size_t triangle(size_t t, size_t i) { return t * (t + 1) / 2 + i; }
+
+struct CbcDeleter {
+  void operator()(Cbc_Model *model) const { Cbc_deleteModel(model); }
+};
+} // namespace
+
+llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
+                                                   uint64_t budget,
+                                                   const DeviceProfile &device,
+                                                   const MilpOptions &options) {
+  auto startTime = std::chrono::steady_clock::now();
+  size_t n = graph.numOps();
+  MilpResult result;
+  if (n == 0 || budget == 0)
+    return llvm::createStringError("MILP needs a non-empty graph and budget");
+
+  // Per op: bytes of its outputs as a fraction of the budget, whether it may
+  // be recomputed, whether its outputs must stay once computed.
+  std::vector<double> memory(n);
+  std::vector<bool> recomputable(n, true), pinned(n);
+  for (OpId i = 0; i < n; ++i) {
+    for (TensorId t : graph.op(i).outputs) {
+      if (!graph.isPersistent(t))
+        memory[i] += double(graph.tensor(t).bytes) / double(budget);
+      recomputable[i] = recomputable[i] && graph.canRecompute(t);
+      pinned[i] = pinned[i] || graph.mustStayResident(t);
+    }
+  }
+  // Tensors without a producer stay resident while anything may need them.
+  std::vector<int64_t> lastNeeded = graph.lastOpNeeding();
+  std::vector<double> fixedMemory(n, double(graph.persistentBytes()) / budget);
+  std::vector<int64_t> externalLastNeeded(n, int64_t(n));
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (tensor.producer || graph.isPersistent(t))
+      continue;
+    for (int64_t s = 0; s <= lastNeeded[t]; ++s)
+      fixedMemory[s] += double(tensor.bytes) / budget;
+    for (OpId consumer : tensor.consumers)
+      externalLastNeeded[consumer] =
+          std::min(externalLastNeeded[consumer], lastNeeded[t]);
+  }
+  for (double fixed : fixedMemory)
+    if (fixed > 1) {
+      result.status = MilpStatus::Infeasible;
+      return result;
+    }
+
+  std::vector<llvm::SmallVector<OpId, 4>> producersRead(n), readers(n);
+  for (OpId k = 0; k < n; ++k) {
+    llvm::SmallDenseSet<OpId, 4> seen;
+    for (TensorId t : graph.op(k).inputs)
+      if (auto producer = graph.tensor(t).producer)
+        if (seen.insert(*producer).second) {
+          producersRead[k].push_back(*producer);
+          readers[*producer].push_back(k);
+        }
+  }
+  for (auto &list : readers)
+    llvm::sort(list);
+
+  MilpModel milp;
+  std::vector<int> runs(triangle(n, 0)), live(triangle(n, 0)),
+      kept(triangle(n, 0));
+  for (size_t t = 0; t < n; ++t) {
+    for (size_t i = 0; i <= t; ++i) {
+      int r = runs[triangle(t, i)] = milp.addBinary(graph.op(i).cost);
+      bool forbidden = i < t && (!recomputable[i] || pinned[i] ||
+                                 int64_t(t) > externalLastNeeded[i]);
+      if (i == t)
+        milp.fix(r, 1);
+      else if (forbidden)
+        milp.fix(r, 0);
+      live[triangle(t, i)] = milp.addColumn(0, 1 - fixedMemory[t], 0, false);
+      // S[t,i] exists for i < t; slot (t, t) stays unused.
+      if (i < t) {
+        int s = kept[triangle(t, i)] = milp.addBinary();
+        if (pinned[i])
+          milp.fix(s, 1);
+      }
+    }
+  }
+  auto R = [&](size_t t, size_t i) { return runs[triangle(t, i)]; };
+  auto S = [&](size_t t, size_t i) { return kept[triangle(t, i)]; };
+  auto U = [&](size_t t, size_t k) { return live[triangle(t, k)]; };
+
+  for (size_t t = 0; t < n; ++t) {
+    // A run needs each input resident: computed earlier in the stage or
+    // kept from the previous one.
+    for (size_t k = 0; k <= t; ++k)
+      for (OpId i : producersRead[k]) {
+        llvm::SmallVector<std::pair<int, double>, 3> terms = {{R(t, k), 1},
+                                                              {R(t, i), -1}};
+        if (i < t)
+          terms.push_back({S(t, i), -1});
+        milp.addRow(terms, -kNoLimit, 0);
+      }
+    // Only what exists in stage t can be kept into stage t+1.
+    if (t + 1 < n)
+      for (size_t i = 0; i <= t; ++i) {
+        llvm::SmallVector<std::pair<int, double>, 3> terms = {{S(t + 1, i), 1},
+                                                              {R(t, i), -1}};
+        if (i < t)
+          terms.push_back({S(t, i), -1});
+        milp.addRow(terms, -kNoLimit, 0);
+      }
+
+    // Memory: start with what was kept, then for each op add its outputs
+    // and subtract what the previous op released.
+    llvm::SmallVector<std::pair<int, double>> terms = {{U(t, 0), 1},
+                                                       {R(t, 0), -memory[0]}};
+    for (size_t i = 0; i < t; ++i)
+      terms.push_back({S(t, i), -memory[i]});
+    milp.addRow(terms, 0, 0);
+    for (size_t k = 0; k <= t; ++k) {
+      // Ops whose outputs may be released right after op k: k itself and
+      // the producers it reads.
+      llvm::SmallVector<std::pair<int, double>> release;
+      llvm::SmallVector<OpId, 5> candidates(producersRead[k].begin(),
+                                            producersRead[k].end());
+      candidates.push_back(k);
+      for (OpId i : candidates) {
+        if (pinned[i] || memory[i] == 0)
+          continue;
+        int f = milp.addColumn(0, 1, 0, false);
+        release.push_back({f, memory[i]});
+        milp.addRow({{f, 1}, {R(t, k), -1}}, -kNoLimit, 0);
+        if (t + 1 < n)
+          milp.addRow({{f, 1}, {S(t + 1, i), 1}}, -kNoLimit, 1);
+        for (OpId j : readers[i])
+          if (j > k && j <= t)
+            milp.addRow({{f, 1}, {R(t, j), 1}}, -kNoLimit, 1);
+      }
+      if (k == t)
+        break;
+      llvm::SmallVector<std::pair<int, double>> next = {
+          {U(t, k + 1), 1}, {U(t, k), -1}, {R(t, k + 1), -memory[k + 1]}};
+      llvm::append_range(next, release);
+      milp.addRow(next, 0, 0);
+    }
+  }
+
+  std::unique_ptr<Cbc_Model, CbcDeleter> model(Cbc_newModel());
+  milp.load(model.get());
+  Cbc_setLogLevel(model.get(), 0);
+  Cbc_setParameter(model.get(), "timeMode", "elapsed");
+  Cbc_setMaximumSeconds(model.get(), options.timeLimitSeconds);
+  Cbc_solve(model.get());
+  result.solveSeconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - startTime)
+                            .count();
+
+  if (Cbc_isProvenInfeasible(model.get())) {
+    result.status = MilpStatus::Infeasible;
+    return result;
+  }
+  result.lowerBoundCost = Cbc_getBestPossibleObjValue(model.get());
+  const double *solution = Cbc_bestSolution(model.get());
+  if (!solution) {
+    result.status = MilpStatus::NoSolution;
+    return result;
+  }
+  result.status = Cbc_isProvenOptimal(model.get()) ? MilpStatus::Optimal
+                                                   : MilpStatus::Feasible;
+  if (result.status == MilpStatus::Optimal)
+    result.lowerBoundCost = Cbc_getObjValue(model.get());
+
+  std::vector<OpId> opRuns;
+  for (size_t t = 0; t < n; ++t)
+    for (size_t i = 0; i <= t; ++i)
+      if (solution[R(t, i)] > 0.5)
+        opRuns.push_back(i);
+  llvm::Expected<Plan> plan =
+      buildPlan(graph, insertFrees(graph, opRuns), device);
+  if (!plan)
+    return plan.takeError();
+  if (plan->simulation.peakBytes > budget)
+    return llvm::createStringError(llvm::formatv(
+        "MILP solution peaks at {0} bytes, over the budget of {1}",
+        plan->simulation.peakBytes, budget));
+  result.plan = std::move(*plan);
+  return result;
+}

@@ -1,0 +1,276 @@
+//===- Plan.cpp - Plan simulator, per-tensor summary and free insertion ---===//
+
+#include "vram/Planner/Plan.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace vram::planner;
+
+namespace {
+/// Replays a step program. Compute runs in order on one stream; offloads and
+/// prefetches each have their own copy engine (a host link is full duplex)
+/// and run in issue order. Compute waits for a prefetch before reading its
+/// tensor, and a Free waits for a pending offload of the tensor it frees.
+class Simulator {
+public:
+  Simulator(const PlanningGraph &graph, const DeviceProfile &device)
+      : graph(graph), device(device), resident(graph.numTensors()),
+        hostCopyReady(graph.numTensors(), -1),
+        offloadDone(graph.numTensors(), -1), arrival(graph.numTensors(), 0),
+        computed(graph.numOps()) {
+    for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+      if (tensor.producer)
+        continue;
+      resident[t] = true;
+      live += tensor.bytes;
+    }
+  }
+
+  llvm::Expected<SimulationResult> run(llvm::ArrayRef<PlanStep> steps) {
+    result.liveBytes.reserve(steps.size());
+    for (auto [index, step] : llvm::enumerate(steps)) {
+      if (llvm::Error err = execute(step))
+        return llvm::createStringError(
+            llvm::formatv("invalid plan at step {0}: {1}", index,
+                          llvm::toString(std::move(err))));
+      if (result.liveBytes.back() > result.peakBytes) {
+        result.peakBytes = result.liveBytes.back();
+        result.peakStep = index;
+      }
+    }
+    for (auto [op, done] : llvm::enumerate(computed))
+      if (!done)
+        return fail("op '{0}' never runs", graph.op(op).name);
+    for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
+      if (tensor.category == TensorCategory::Output && !resident[t])
+        return fail("output '{0}' is not resident at the end", tensor.name);
+    result.totalTime = clock;
+    return result;
+  }
+
+private:
+  template <typename... Ts>
+  static llvm::Error fail(const char *fmt, Ts &&...vals) {
+    return llvm::createStringError(
+        llvm::formatv(fmt, std::forward<Ts>(vals)...).str());
+  }
+
+  bool validTensor(unsigned id) const { return id < graph.numTensors(); }
+
+  /// Compute waits until `time`; the wait is exposed transfer time.
+  void waitUntil(double time) {
+    if (time <= clock)
+      return;
+    result.exposedTransferTime += time - clock;
+    clock = time;
+  }
+
+  /// Issues a copy on an engine and returns its completion time. Without
+  /// overlap, compute is blocked for the whole copy.
+  double startCopy(double &engineFree, double ready, uint64_t bytes) {
+    double start = std::max({clock, engineFree, ready});
+    double done = start + device.copyTime(bytes);
+    engineFree = done;
+    if (!device.copiesOverlapCompute)
+      waitUntil(done);
+    return done;
+  }
+
+  llvm::Error execute(PlanStep step) {
+    switch (step.kind) {
+    case StepKind::Compute:
+      return executeCompute(step.id);
+    case StepKind::Offload: {
+      if (!validTensor(step.id))
+        return fail("offload of unknown tensor {0}", step.id);
+      const PlanTensor &tensor = graph.tensor(step.id);
+      if (!resident[step.id])
+        return fail("offload of '{0}', which is not resident", tensor.name);
+      if (!tensor.offloadable || !device.canOffload())
+        return fail("'{0}' cannot be offloaded", tensor.name);
+      double done = startCopy(d2hFree, arrival[step.id], tensor.bytes);
+      offloadDone[step.id] = done;
+      if (hostCopyReady[step.id] < 0)
+        hostCopyReady[step.id] = done;
+      result.liveBytes.push_back(live);
+      return llvm::Error::success();
+    }
+    case StepKind::Prefetch: {
+      if (!validTensor(step.id))
+        return fail("prefetch of unknown tensor {0}", step.id);
+      const PlanTensor &tensor = graph.tensor(step.id);
+      if (resident[step.id])
+        return fail("prefetch of '{0}', which is resident", tensor.name);
+      if (hostCopyReady[step.id] < 0)
+        return fail("prefetch of '{0}', which has no host copy", tensor.name);
+      resident[step.id] = true;
+      live += tensor.bytes;
+      arrival[step.id] =
+          startCopy(h2dFree, hostCopyReady[step.id], tensor.bytes);
+      result.liveBytes.push_back(live);
+      return llvm::Error::success();
+    }
+    case StepKind::Free: {
+      if (!validTensor(step.id))
+        return fail("free of unknown tensor {0}", step.id);
+      const PlanTensor &tensor = graph.tensor(step.id);
+      if (!resident[step.id])
+        return fail("free of '{0}', which is not resident", tensor.name);
+      if (graph.mustStayResident(step.id))
+        return fail("free of '{0}', which must stay resident", tensor.name);
+      // The buffer can only be reused once the copy to host has read it.
+      waitUntil(offloadDone[step.id]);
+      offloadDone[step.id] = -1;
+      resident[step.id] = false;
+      live -= tensor.bytes;
+      result.liveBytes.push_back(live);
+      return llvm::Error::success();
+    }
+    }
+    llvm_unreachable("unknown step kind");
+  }
+
+  llvm::Error executeCompute(OpId id) {
+    if (id >= graph.numOps())
+      return fail("run of unknown op {0}", id);
+    const PlanOp &op = graph.op(id);
+    for (TensorId input : op.inputs) {
+      if (!resident[input])
+        return fail("op '{0}' reads '{1}', which is not resident", op.name,
+                    graph.tensor(input).name);
+      waitUntil(arrival[input]);
+    }
+    double time = device.computeTime(op.cost);
+    if (computed[id]) {
+      for (TensorId output : op.outputs)
+        if (!graph.canRecompute(output))
+          return fail("op '{0}' reruns but '{1}' is not recomputable", op.name,
+                      graph.tensor(output).name);
+      result.recomputeTime += time;
+    } else {
+      result.baselineTime += time;
+    }
+    computed[id] = true;
+    clock += time;
+
+    // Every output gets a fresh buffer while the op runs; the copy of an
+    // output that was already resident is dropped right after.
+    uint64_t duplicateBytes = 0;
+    for (TensorId output : op.outputs) {
+      live += graph.tensor(output).bytes;
+      if (resident[output])
+        duplicateBytes += graph.tensor(output).bytes;
+      resident[output] = true;
+      arrival[output] = 0;
+    }
+    result.liveBytes.push_back(live);
+    live -= duplicateBytes;
+    return llvm::Error::success();
+  }
+
+  const PlanningGraph &graph;
+  const DeviceProfile &device;
+  std::vector<bool> resident;
+  /// When the first host copy of each tensor completes; -1 if none.
+  std::vector<double> hostCopyReady;
+  /// When the offload of the resident instance completes; -1 if none.
+  std::vector<double> offloadDone;
+  /// When a prefetched tensor is on the device.
+  std::vector<double> arrival;
+  std::vector<bool> computed;
+  uint64_t live = 0;
+  double clock = 0, d2hFree = 0, h2dFree = 0;
+  SimulationResult result;
+};
+} // namespace
+
+llvm::Expected<SimulationResult>
+vram::planner::simulate(const PlanningGraph &graph,
+                        llvm::ArrayRef<PlanStep> steps,
+                        const DeviceProfile &device) {
+  return Simulator(graph, device).run(steps);
+}
+
+std::vector<OpId> Plan::opOrder() const {
+  std::vector<OpId> order;
+  for (const PlanStep &step : steps)
+    if (step.kind == StepKind::Compute)
+      order.push_back(step.id);
+  return order;
+}
+
+llvm::Expected<Plan> vram::planner::buildPlan(const PlanningGraph &graph,
+                                              std::vector<PlanStep> steps,
+                                              const DeviceProfile &device) {
+  llvm::Expected<SimulationResult> simulation = simulate(graph, steps, device);
+  if (!simulation)
+    return simulation.takeError();
+  Plan plan;
+  plan.simulation = std::move(*simulation);
+  plan.decisions.resize(graph.numTensors());
+  std::vector<bool> computed(graph.numOps());
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    switch (step.kind) {
+    case StepKind::Compute:
+      if (computed[step.id])
+        for (TensorId output : graph.op(step.id).outputs)
+          plan.decisions[output].recomputeSteps.push_back(index);
+      computed[step.id] = true;
+      break;
+    case StepKind::Offload:
+      plan.decisions[step.id].offloadSteps.push_back(index);
+      break;
+    case StepKind::Prefetch:
+      plan.decisions[step.id].prefetchSteps.push_back(index);
+      break;
+    case StepKind::Free:
+      break;
+    }
+  }
+  plan.steps = std::move(steps);
+  return plan;
+}
+
+std::vector<PlanStep> vram::planner::insertFrees(const PlanningGraph &graph,
+                                                 llvm::ArrayRef<OpId> opRuns) {
+  // freesBefore[p] holds the tensors freed between run p-1 and run p;
+  // lastRead is the run that last read (or created) the live instance, -1
+  // for tensors that exist before the first run.
+  std::vector<llvm::SmallVector<TensorId, 2>> freesBefore(opRuns.size() + 1);
+  std::vector<int64_t> lastRead(graph.numTensors(), -1);
+  std::vector<bool> live(graph.numTensors());
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
+    live[t] = !tensor.producer;
+  auto release = [&](TensorId t) {
+    if (!graph.mustStayResident(t))
+      freesBefore[lastRead[t] + 1].push_back(t);
+  };
+
+  for (auto [run, op] : llvm::enumerate(opRuns)) {
+    for (TensorId input : graph.op(op).inputs)
+      lastRead[input] = run;
+    for (TensorId output : graph.op(op).outputs) {
+      if (live[output])
+        release(output);
+      live[output] = true;
+      lastRead[output] = run;
+    }
+  }
+  for (TensorId t = 0; t < graph.numTensors(); ++t)
+    if (live[t])
+      release(t);
+
+  std::vector<PlanStep> steps;
+  auto emitFrees = [&](size_t slot) {
+    for (TensorId t : freesBefore[slot])
+      steps.push_back(PlanStep::free(t));
+  };
+  emitFrees(0);
+  for (auto [run, op] : llvm::enumerate(opRuns)) {
+    steps.push_back(PlanStep::compute(op));
+    emitFrees(run + 1);
+  }
+  return steps;
+}

@@ -1,0 +1,130 @@
+//===- PlanningGraph.cpp - Construction and checks of planning graphs -----===//
+
+#include "vram/Planner/PlanningGraph.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace vram::planner;
+
+OpId PlanningGraph::addOp(llvm::StringRef name, double cost, bool isBackward) {
+  PlanOp op;
+  op.name = name.str();
+  op.cost = cost;
+  op.isBackward = isBackward;
+  opList.push_back(std::move(op));
+  return opList.size() - 1;
+}
+
+TensorId PlanningGraph::addTensor(llvm::StringRef name, uint64_t bytes,
+                                  TensorCategory category,
+                                  std::optional<OpId> producer,
+                                  bool recomputable, bool offloadable) {
+  PlanTensor tensor;
+  tensor.name = name.str();
+  tensor.bytes = bytes;
+  tensor.category = category;
+  tensor.producer = producer;
+  tensor.recomputable = recomputable;
+  tensor.offloadable = offloadable;
+  tensorList.push_back(std::move(tensor));
+  TensorId id = tensorList.size() - 1;
+  if (producer)
+    opList[*producer].outputs.push_back(id);
+  return id;
+}
+
+void PlanningGraph::addUse(OpId consumer, TensorId tensor) {
+  auto &consumers = tensorList[tensor].consumers;
+  auto it = llvm::lower_bound(consumers, consumer);
+  if (it != consumers.end() && *it == consumer)
+    return;
+  consumers.insert(it, consumer);
+  opList[consumer].inputs.push_back(tensor);
+}
+
+llvm::Error PlanningGraph::verify() const {
+  for (auto [id, op] : llvm::enumerate(opList))
+    if (!std::isfinite(op.cost) || op.cost < 0)
+      return llvm::createStringError(
+          llvm::formatv("op '{0}' has invalid cost {1}", op.name, op.cost));
+  for (const PlanTensor &tensor : tensorList) {
+    if (!tensor.producer || tensor.consumers.empty())
+      continue;
+    if (tensor.consumers.front() <= *tensor.producer)
+      return llvm::createStringError(llvm::formatv(
+          "schedule is not topological: op '{0}' reads '{1}' before or while "
+          "op '{2}' produces it",
+          opList[tensor.consumers.front()].name, tensor.name,
+          opList[*tensor.producer].name));
+  }
+  return llvm::Error::success();
+}
+
+bool PlanningGraph::isPersistent(TensorId id) const {
+  TensorCategory c = tensorList[id].category;
+  return c == TensorCategory::Parameter || c == TensorCategory::OptimizerState;
+}
+
+bool PlanningGraph::mustStayResident(TensorId id) const {
+  return isPersistent(id) || tensorList[id].category == TensorCategory::Output;
+}
+
+bool PlanningGraph::canRecompute(TensorId id) const {
+  return tensorList[id].producer && tensorList[id].recomputable;
+}
+
+std::vector<int64_t> PlanningGraph::lastOpNeeding() const {
+  // need[t]: the last op that may read t, directly or through a chain of
+  // recomputations. Consumers come later in the schedule, so visiting
+  // producers from last to first sees every consumer's outputs finished.
+  std::vector<int64_t> need(tensorList.size(), -1);
+  auto settle = [&](TensorId t) {
+    const PlanTensor &tensor = tensorList[t];
+    need[t] = tensor.consumers.empty()
+                  ? (tensor.producer ? int64_t(*tensor.producer) : -1)
+                  : int64_t(tensor.consumers.back());
+    for (OpId consumer : tensor.consumers)
+      for (TensorId derived : opList[consumer].outputs)
+        if (canRecompute(derived))
+          need[t] = std::max(need[t], need[derived]);
+  };
+  for (OpId op = opList.size(); op-- > 0;)
+    for (TensorId t : opList[op].outputs)
+      settle(t);
+  for (auto [t, tensor] : llvm::enumerate(tensorList))
+    if (!tensor.producer)
+      settle(t);
+  // Tensors that can be recomputed are rebuilt on demand instead.
+  for (auto [t, tensor] : llvm::enumerate(tensorList))
+    if (canRecompute(t))
+      need[t] = tensor.consumers.empty() ? int64_t(*tensor.producer)
+                                         : int64_t(tensor.consumers.back());
+  return need;
+}
+
+double PlanningGraph::totalCost() const {
+  double total = 0;
+  for (const PlanOp &op : opList)
+    total += op.cost;
+  return total;
+}
+
+uint64_t PlanningGraph::persistentBytes() const {
+  uint64_t bytes = 0;
+  for (auto [t, tensor] : llvm::enumerate(tensorList))
+    if (isPersistent(t))
+      bytes += tensor.bytes;
+  return bytes;
+}
+
+uint64_t PlanningGraph::bytesTouchedBy(OpId id) const {
+  const PlanOp &op = opList[id];
+  uint64_t bytes = 0;
+  for (TensorId t : llvm::concat<const TensorId>(op.inputs, op.outputs))
+    if (!isPersistent(t))
+      bytes += tensorList[t].bytes;
+  return bytes;
+}

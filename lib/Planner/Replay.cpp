@@ -1,0 +1,611 @@
+//===- Replay.cpp - Schedule replay with eviction: baselines, fast planner ===//
+//
+// One engine serves the baselines and the fast planner. It walks the schedule
+// op by op, keeping track of which tensors are resident. Before an op runs,
+// any missing input is rebuilt: prefetched if it has a host copy, otherwise
+// recomputed together with whatever missing ancestors that needs, in
+// schedule order. A tensor leaves the device when it is no longer needed,
+// when a baseline's policy drops it, or when the budget would be exceeded and
+// it is chosen for eviction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Planner/Planners.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+
+using namespace vram::planner;
+
+char BudgetTooSmallError::ID = 0;
+
+void BudgetTooSmallError::log(llvm::raw_ostream &os) const {
+  os << llvm::formatv("budget of {0} bytes cannot be met: the smallest budget "
+                      "the planner meets is {1} bytes (no plan can go below "
+                      "{2} bytes)",
+                      budget, smallestFeasible, lowerBound);
+}
+
+std::error_code BudgetTooSmallError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
+namespace {
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+struct ReplayOptions {
+  /// Evict to stay within this many bytes; no eviction when empty.
+  std::optional<uint64_t> budget;
+  /// Indexed by TensorId (empty: none). These tensors are freed after their
+  /// last use by a forward op and recomputed when the backward pass needs
+  /// them (Chen's non-checkpoints).
+  std::vector<bool> dropAfterForward;
+};
+
+class Replayer {
+public:
+  Replayer(const PlanningGraph &graph, const DeviceProfile &device,
+           ReplayOptions options);
+
+  /// The step program, or a plain error when the budget cannot be met.
+  llvm::Expected<std::vector<PlanStep>> run();
+
+private:
+  struct Candidate {
+    double score;
+    TensorId tensor;
+    uint32_t version;
+    bool operator>(const Candidate &other) const { return score > other.score; }
+  };
+
+  bool hasFutureUse(TensorId t) const {
+    return nextUse[t] < graph.tensor(t).consumers.size();
+  }
+  OpId nextUseOf(TensorId t) const {
+    return graph.tensor(t).consumers[nextUse[t]];
+  }
+  double timeUntil(OpId op) const {
+    return prefixTime[op] - prefixTime[cursor];
+  }
+
+  double recomputeCost(TensorId t) const;
+  double offloadCost(TensorId t) const;
+  bool isEvictable(TensorId t) const;
+  double score(TensorId t) const;
+  void pushCandidate(TensorId t);
+  std::optional<TensorId> popVictim();
+  void evict(TensorId t);
+  bool reserve(uint64_t bytes);
+
+  void setResident(TensorId t);
+  void emitFree(TensorId t);
+  void releaseIfDead(TensorId t);
+  void afterUse(TensorId t);
+  llvm::Error runOp(OpId op, bool isOriginal);
+  llvm::Error prefetch(TensorId t);
+  llvm::Error makeResident(TensorId t);
+  llvm::Error budgetError() const;
+
+  const PlanningGraph &graph;
+  const DeviceProfile &device;
+  ReplayOptions options;
+
+  /// prefixTime[i]: compute time of ops [0, i) of the schedule.
+  std::vector<double> prefixTime;
+  /// Breaks ties between equally timed gaps in favour of longer ones.
+  double tieBreakPerOp;
+  std::vector<int64_t> keepUntil;
+  /// Tensors whose keepUntil is later than their last use, by that op.
+  std::vector<llvm::SmallVector<TensorId, 1>> expiringAfter;
+
+  OpId cursor = 0;
+  double clock = 0, d2hFree = 0;
+  uint64_t residentBytes = 0;
+  std::vector<bool> resident, hostCopy;
+  /// The tensor's latest eviction was an offload: rebuild it by prefetch.
+  std::vector<bool> offloaded;
+  std::vector<unsigned> nextUse, locks;
+  std::vector<uint32_t> version;
+  /// Step index of the last Compute or Prefetch that touched each tensor,
+  /// -1 before the first step; an offload is issued right after it.
+  std::vector<int64_t> lastTouchStep;
+  std::vector<double> lastTouchTime;
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap;
+  std::vector<llvm::SmallVector<TensorId, 1>> prefetchBefore;
+  /// Set while the inputs of the op at the cursor are rebuilt.
+  bool rebuilding = false;
+  /// Dead tensors kept until the op at the cursor has run.
+  std::vector<bool> held;
+  std::vector<TensorId> heldList;
+  /// Scratch marks for recomputeCost's walk, compared against costStamp.
+  mutable std::vector<uint32_t> opStamp;
+  mutable uint32_t costStamp = 0;
+
+  std::vector<PlanStep> steps;
+  std::vector<std::pair<int64_t, TensorId>> offloadsAfter;
+};
+} // namespace
+
+Replayer::Replayer(const PlanningGraph &graph, const DeviceProfile &device,
+                   ReplayOptions options)
+    : graph(graph), device(device), options(std::move(options)),
+      prefixTime(graph.numOps() + 1), keepUntil(graph.lastOpNeeding()),
+      expiringAfter(graph.numOps()), resident(graph.numTensors()),
+      hostCopy(graph.numTensors()), offloaded(graph.numTensors()),
+      nextUse(graph.numTensors()), locks(graph.numTensors()),
+      version(graph.numTensors()), lastTouchStep(graph.numTensors(), -1),
+      lastTouchTime(graph.numTensors()), prefetchBefore(graph.numOps()),
+      held(graph.numTensors()), opStamp(graph.numOps()) {
+  for (auto [i, op] : llvm::enumerate(graph.ops()))
+    prefixTime[i + 1] = prefixTime[i] + device.computeTime(op.cost);
+  double total = prefixTime.back();
+  tieBreakPerOp =
+      total > 0 ? 1e-6 * total / std::max<size_t>(graph.numOps(), 1) : 1;
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    int64_t lastUse = tensor.consumers.empty() ? -1 : tensor.consumers.back();
+    if (keepUntil[t] > lastUse)
+      expiringAfter[keepUntil[t]].push_back(t);
+  }
+}
+
+double Replayer::recomputeCost(TensorId t) const {
+  if (!graph.canRecompute(t))
+    return kInfinity;
+  // Rebuilding t also rebuilds whatever of its ancestry is missing now
+  // (DTR's "evicted neighbourhood"). The walk stops after a few ops to stay
+  // cheap: beyond that the tensor is already among the costliest to drop.
+  constexpr unsigned kMaxOps = 16;
+  ++costStamp;
+  llvm::SmallVector<TensorId, 8> worklist = {t};
+  double cost = 0;
+  unsigned visited = 0;
+  while (!worklist.empty() && visited < kMaxOps) {
+    TensorId missing = worklist.pop_back_val();
+    if (offloaded[missing]) {
+      cost += device.copyTime(graph.tensor(missing).bytes);
+      continue;
+    }
+    if (!graph.canRecompute(missing))
+      return kInfinity;
+    OpId producer = *graph.tensor(missing).producer;
+    if (opStamp[producer] == costStamp)
+      continue;
+    opStamp[producer] = costStamp;
+    ++visited;
+    cost += device.computeTime(graph.op(producer).cost);
+    for (TensorId input : graph.op(producer).inputs)
+      if (!resident[input])
+        worklist.push_back(input);
+  }
+  return cost;
+}
+
+double Replayer::offloadCost(TensorId t) const {
+  const PlanTensor &tensor = graph.tensor(t);
+  if (!tensor.offloadable || !device.canOffload())
+    return kInfinity;
+  double copy = device.copyTime(tensor.bytes);
+  double copyOut = hostCopy[t] ? 0 : copy;
+  if (!device.copiesOverlapCompute)
+    return copyOut + copy;
+  // The copy out started right after the last touch; freeing now waits for
+  // whatever part of it is not done. The copy back hides behind the compute
+  // before the next use.
+  double outExposed =
+      hostCopy[t]
+          ? 0
+          : std::max(0.0, std::max(d2hFree, lastTouchTime[t]) + copy - clock);
+  double inExposed = std::max(0.0, copy - timeUntil(nextUseOf(t)));
+  return outExposed + inExposed;
+}
+
+bool Replayer::isEvictable(TensorId t) const {
+  return resident[t] && locks[t] == 0 && !graph.mustStayResident(t) &&
+         (hasFutureUse(t) || held[t]) && graph.tensor(t).bytes > 0;
+}
+
+double Replayer::score(TensorId t) const {
+  // Time lost per byte freed and per unit of time it stays freed: cheap,
+  // large tensors needed late go first (Belady's rule weighted by cost).
+  // Held tensors are only possibly needed again by the current rebuild.
+  if (!hasFutureUse(t))
+    return 0;
+  double cost = std::min(recomputeCost(t), offloadCost(t));
+  OpId next = nextUseOf(t);
+  double gap = timeUntil(next) + (next - cursor) * tieBreakPerOp;
+  return cost / (static_cast<double>(graph.tensor(t).bytes) * gap);
+}
+
+void Replayer::pushCandidate(TensorId t) {
+  if (options.budget && isEvictable(t))
+    heap.push({score(t), t, version[t]});
+}
+
+std::optional<TensorId> Replayer::popVictim() {
+  // Keys only grow while a tensor sits in the heap (its next use comes
+  // closer), so a stale key is a lower bound: re-key the top until it stays.
+  while (!heap.empty()) {
+    Candidate top = heap.top();
+    heap.pop();
+    if (top.version != version[top.tensor] || !isEvictable(top.tensor))
+      continue;
+    double current = score(top.tensor);
+    if (std::isinf(current))
+      continue;
+    if (!heap.empty() && current > heap.top().score) {
+      heap.push({current, top.tensor, top.version});
+      continue;
+    }
+    return top.tensor;
+  }
+  return std::nullopt;
+}
+
+void Replayer::evict(TensorId t) {
+  offloaded[t] = hasFutureUse(t) && offloadCost(t) <= recomputeCost(t);
+  if (offloaded[t]) {
+    double copy = device.copyTime(graph.tensor(t).bytes);
+    if (!hostCopy[t]) {
+      offloadsAfter.push_back({lastTouchStep[t], t});
+      double done = std::max(d2hFree, lastTouchTime[t]) + copy;
+      d2hFree = done;
+      clock =
+          device.copiesOverlapCompute ? std::max(clock, done) : clock + copy;
+      hostCopy[t] = true;
+    }
+    // Prefetch as late as the copy still hides behind compute, never before
+    // the next op.
+    OpId next = nextUseOf(t);
+    double target = prefixTime[next] - copy;
+    auto it =
+        std::upper_bound(prefixTime.begin(), prefixTime.begin() + next, target);
+    OpId issue =
+        it == prefixTime.begin() ? 0 : OpId(it - prefixTime.begin() - 1);
+    prefetchBefore[std::clamp<OpId>(issue, cursor + 1, next)].push_back(t);
+  }
+  emitFree(t);
+}
+
+bool Replayer::reserve(uint64_t bytes) {
+  if (!options.budget)
+    return true;
+  while (residentBytes + bytes > *options.budget) {
+    std::optional<TensorId> victim = popVictim();
+    if (!victim)
+      return false;
+    evict(*victim);
+  }
+  return true;
+}
+
+void Replayer::setResident(TensorId t) {
+  if (!resident[t])
+    residentBytes += graph.tensor(t).bytes;
+  resident[t] = true;
+  ++version[t];
+  lastTouchStep[t] = steps.size() - 1;
+  lastTouchTime[t] = clock;
+}
+
+void Replayer::emitFree(TensorId t) {
+  steps.push_back(PlanStep::free(t));
+  resident[t] = false;
+  residentBytes -= graph.tensor(t).bytes;
+  ++version[t];
+}
+
+void Replayer::releaseIfDead(TensorId t) {
+  if (!resident[t] || locks[t] != 0 || graph.mustStayResident(t) ||
+      hasFutureUse(t) || keepUntil[t] > int64_t(cursor))
+    return;
+  // While inputs of the current op are rebuilt, another branch of the
+  // rebuild may read this tensor again: keep it, as the first to evict.
+  if (rebuilding) {
+    if (!held[t]) {
+      held[t] = true;
+      heldList.push_back(t);
+    }
+    return;
+  }
+  emitFree(t);
+}
+
+void Replayer::afterUse(TensorId t) {
+  releaseIfDead(t);
+  pushCandidate(t);
+}
+
+llvm::Error Replayer::budgetError() const {
+  return llvm::createStringError(
+      llvm::formatv("budget exceeded at op '{0}'", graph.op(cursor).name));
+}
+
+llvm::Error Replayer::runOp(OpId id, bool isOriginal) {
+  const PlanOp &op = graph.op(id);
+  uint64_t outputBytes = 0;
+  for (TensorId output : op.outputs)
+    outputBytes += graph.tensor(output).bytes;
+  if (!reserve(outputBytes))
+    return budgetError();
+  // Near the smallest budget, rebuilds can cascade; past this many steps the
+  // budget counts as not met rather than planned at any cost.
+  if (steps.size() > 32 * graph.numOps() + 4096)
+    return llvm::createStringError("too many recomputations");
+  steps.push_back(PlanStep::compute(id));
+  clock += device.computeTime(op.cost);
+  for (TensorId output : op.outputs)
+    setResident(output);
+  for (TensorId input : op.inputs) {
+    --locks[input];
+    lastTouchStep[input] = steps.size() - 1;
+    lastTouchTime[input] = clock;
+    if (isOriginal)
+      ++nextUse[input];
+  }
+  if (isOriginal && !op.isBackward && !options.dropAfterForward.empty()) {
+    for (TensorId t : llvm::concat<const TensorId>(op.inputs, op.outputs))
+      if (options.dropAfterForward[t] && resident[t] && locks[t] == 0 &&
+          hasFutureUse(t) && graph.op(nextUseOf(t)).isBackward)
+        emitFree(t);
+  }
+  for (TensorId t : llvm::concat<const TensorId>(op.inputs, op.outputs))
+    afterUse(t);
+  return llvm::Error::success();
+}
+
+llvm::Error Replayer::prefetch(TensorId t) {
+  if (!reserve(graph.tensor(t).bytes))
+    return budgetError();
+  steps.push_back(PlanStep::prefetch(t));
+  setResident(t);
+  return llvm::Error::success();
+}
+
+llvm::Error Replayer::makeResident(TensorId root) {
+  // Depth-first over missing ancestors: an op reruns once its inputs are
+  // resident. Each input is locked from the moment its reader starts
+  // gathering inputs until the reader runs, so only the inputs along the
+  // current path are pinned, not those of every pending recomputation. The
+  // caller has locked `root`.
+  struct Frame {
+    OpId op;
+    unsigned nextInput = 0;
+  };
+  llvm::SmallVector<Frame> path;
+  // Returns whether t is resident now; otherwise its producer was pushed.
+  auto visit = [&](TensorId t) -> llvm::Expected<bool> {
+    if (!resident[t] && offloaded[t]) {
+      // Nothing hides this copy: its reader is about to run.
+      clock += device.copyTime(graph.tensor(t).bytes);
+      if (llvm::Error err = prefetch(t))
+        return std::move(err);
+    }
+    if (resident[t])
+      return true;
+    if (!graph.canRecompute(t))
+      return llvm::createStringError(llvm::formatv(
+          "'{0}' is gone and cannot be rebuilt", graph.tensor(t).name));
+    path.push_back({*graph.tensor(t).producer});
+    return false;
+  };
+  llvm::Expected<bool> ready = visit(root);
+  if (!ready || *ready)
+    return ready.takeError();
+  while (!path.empty()) {
+    Frame &frame = path.back();
+    const PlanOp &op = graph.op(frame.op);
+    if (frame.nextInput < op.inputs.size()) {
+      TensorId input = op.inputs[frame.nextInput++];
+      ++locks[input];
+      if (llvm::Expected<bool> inputReady = visit(input); !inputReady)
+        return inputReady.takeError();
+      continue;
+    }
+    OpId done = frame.op;
+    path.pop_back();
+    if (llvm::Error err = runOp(done, /*isOriginal=*/false))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<PlanStep>> Replayer::run() {
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (tensor.producer)
+      continue;
+    resident[t] = true;
+    residentBytes += tensor.bytes;
+  }
+  if (options.budget && residentBytes > *options.budget)
+    return budgetError();
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (tensor.producer)
+      continue;
+    if (tensor.consumers.empty() && !graph.mustStayResident(t))
+      emitFree(t);
+    pushCandidate(t);
+  }
+
+  for (cursor = 0; cursor < graph.numOps(); ++cursor) {
+    // Prefetches scheduled by earlier offloads, unless the tensor came back
+    // early for a recomputation.
+    for (TensorId t : prefetchBefore[cursor]) {
+      if (resident[t] || !hasFutureUse(t))
+        continue;
+      if (llvm::Error err = prefetch(t))
+        return std::move(err);
+      pushCandidate(t);
+    }
+    rebuilding = true;
+    for (TensorId input : graph.op(cursor).inputs) {
+      ++locks[input];
+      if (llvm::Error err = makeResident(input))
+        return std::move(err);
+    }
+    rebuilding = false;
+    if (llvm::Error err = runOp(cursor, /*isOriginal=*/true))
+      return std::move(err);
+    for (TensorId t : expiringAfter[cursor])
+      releaseIfDead(t);
+    for (TensorId t : heldList) {
+      held[t] = false;
+      releaseIfDead(t);
+    }
+    heldList.clear();
+  }
+
+  // Each offload goes right after the step that last touched its tensor.
+  llvm::stable_sort(offloadsAfter, [](const auto &a, const auto &b) {
+    return a.first < b.first;
+  });
+  std::vector<PlanStep> program;
+  program.reserve(steps.size() + offloadsAfter.size());
+  auto pending = offloadsAfter.begin();
+  auto flushOffloadsAfter = [&](int64_t index) {
+    for (; pending != offloadsAfter.end() && pending->first == index; ++pending)
+      program.push_back(PlanStep::offload(pending->second));
+  };
+  flushOffloadsAfter(-1);
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    program.push_back(step);
+    flushOffloadsAfter(index);
+  }
+  return program;
+}
+
+//===----------------------------------------------------------------------===//
+// Planners built on the replay
+//===----------------------------------------------------------------------===//
+
+static llvm::Expected<Plan> replayPlan(const PlanningGraph &graph,
+                                       const DeviceProfile &device,
+                                       ReplayOptions options) {
+  llvm::Expected<std::vector<PlanStep>> steps =
+      Replayer(graph, device, std::move(options)).run();
+  if (!steps)
+    return steps.takeError();
+  return buildPlan(graph, std::move(*steps), device);
+}
+
+llvm::Expected<Plan> vram::planner::planKeepAll(const PlanningGraph &graph,
+                                                const DeviceProfile &device) {
+  std::vector<OpId> schedule(graph.numOps());
+  for (OpId op = 0; op < graph.numOps(); ++op)
+    schedule[op] = op;
+  return buildPlan(graph, insertFrees(graph, schedule), device);
+}
+
+uint64_t vram::planner::unplannedPeak(const PlanningGraph &graph) {
+  return llvm::cantFail(planKeepAll(graph, DeviceProfile()),
+                        "the schedule of a verified graph is a valid plan")
+      .simulation.peakBytes;
+}
+
+llvm::Expected<Plan> vram::planner::planChenSqrtN(const PlanningGraph &graph,
+                                                  const DeviceProfile &device) {
+  ReplayOptions options;
+  options.dropAfterForward.assign(graph.numTensors(), false);
+  unsigned forwardOps = llvm::count_if(
+      graph.ops(), [](const PlanOp &op) { return !op.isBackward; });
+  unsigned segment = std::max(1u, unsigned(std::ceil(std::sqrt(forwardOps))));
+  unsigned forwardIndex = 0;
+  for (const PlanOp &op : graph.ops()) {
+    if (op.isBackward)
+      continue;
+    bool checkpoint = ++forwardIndex % segment == 0;
+    for (TensorId t : op.outputs)
+      options.dropAfterForward[t] = !checkpoint && graph.canRecompute(t);
+  }
+  return replayPlan(graph, device, std::move(options));
+}
+
+uint64_t vram::planner::memoryLowerBound(const PlanningGraph &graph) {
+  // Tensors with no producer are all resident when the first op runs.
+  uint64_t atStart = 0;
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
+    if (!tensor.producer && !graph.isPersistent(t) && !tensor.consumers.empty())
+      atStart += tensor.bytes;
+  uint64_t largest = atStart;
+  for (OpId op = 0; op < graph.numOps(); ++op)
+    largest = std::max(largest, graph.bytesTouchedBy(op));
+  return graph.persistentBytes() + largest;
+}
+
+static llvm::Expected<std::vector<PlanStep>>
+runFast(const PlanningGraph &graph, uint64_t budget,
+        const DeviceProfile &device) {
+  ReplayOptions options;
+  options.budget = budget;
+  return Replayer(graph, device, std::move(options)).run();
+}
+
+uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
+                                           const DeviceProfile &device) {
+  uint64_t low = memoryLowerBound(graph), high = unplannedPeak(graph);
+  auto fits = [&](uint64_t budget) {
+    llvm::Expected<std::vector<PlanStep>> steps =
+        runFast(graph, budget, device);
+    bool ok = static_cast<bool>(steps);
+    if (!ok)
+      llvm::consumeError(steps.takeError());
+    return ok;
+  };
+  if (fits(low))
+    return low;
+  // Tensors that cannot be rebuilt are held longer than in the unplanned
+  // run; with room for every tensor at once nothing is ever evicted.
+  if (!fits(high)) {
+    high = 0;
+    for (const PlanTensor &tensor : graph.tensors())
+      high += tensor.bytes;
+  }
+  // Invariant: low does not fit, high fits.
+  while (high - low > std::max<uint64_t>(1, high / 1000)) {
+    uint64_t mid = low + (high - low) / 2;
+    (fits(mid) ? high : low) = mid;
+  }
+  return high;
+}
+
+llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
+                                             uint64_t budget,
+                                             const DeviceProfile &device) {
+  llvm::Expected<std::vector<PlanStep>> steps = runFast(graph, budget, device);
+  if (!steps) {
+    llvm::consumeError(steps.takeError());
+    // Greedy eviction is not monotone in the budget: a tighter budget can
+    // succeed where a looser one ran into a dead end. Its plan fits too.
+    uint64_t smallest = smallestFastBudget(graph, device);
+    if (smallest > budget)
+      return llvm::make_error<BudgetTooSmallError>(
+          budget, memoryLowerBound(graph), smallest);
+    steps = runFast(graph, smallest, device);
+    if (!steps)
+      return steps.takeError();
+  }
+  // A program the simulator rejects is a planner bug, reported as is.
+  llvm::Expected<Plan> plan = buildPlan(graph, std::move(*steps), device);
+  if (!plan || !device.canOffload())
+    return plan;
+  // Offload decisions are greedy per eviction and can lose to recomputing
+  // everything; a recompute-only plan is valid on any device, so keep
+  // whichever simulates faster.
+  llvm::Expected<std::vector<PlanStep>> recomputeOnly =
+      runFast(graph, budget, DeviceProfile{device.computeSpeed, 0,
+                                           device.copiesOverlapCompute});
+  if (!recomputeOnly) {
+    llvm::consumeError(recomputeOnly.takeError());
+    return plan;
+  }
+  llvm::Expected<Plan> alternative =
+      buildPlan(graph, std::move(*recomputeOnly), device);
+  if (!alternative)
+    return alternative.takeError();
+  if (alternative->simulation.overhead() < plan->simulation.overhead())
+    return alternative;
+  return plan;
+}

@@ -1,0 +1,116 @@
+//===- PrintMemory.cpp - the vram-print-memory pass -----------------------===//
+
+#include "vram/Analysis/DeviceProfile.h"
+#include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Analysis/MemoryReport.h"
+#include "vram/Support/ByteSize.h"
+#include "vram/Transforms/Passes.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#define DEBUG_TYPE "vram-print-memory"
+
+namespace vram {
+#define GEN_PASS_DEF_PRINTMEMORYPASS
+#include "vram/Transforms/Passes.h.inc"
+} // namespace vram
+
+using namespace mlir;
+using namespace vram;
+
+/// Reports why the analysis of `func` has no answer; at most a few values,
+/// each at its op, so a huge model does not flood the terminal.
+static void reportUnsizedValues(const MemoryAnalysis &analysis,
+                                FunctionOpInterface func) {
+  if (analysis.getUnsizedValues().empty()) {
+    func.emitError("memory analysis needs a function with a single-block body");
+    return;
+  }
+  constexpr size_t kMaxReported = 3;
+  for (const UnsizedValue &value :
+       analysis.getUnsizedValues().take_front(kMaxReported)) {
+    Location loc = value.value.getLoc();
+    emitError(loc) << "cannot size '" << getValueName(value.value)
+                   << "' of type " << value.value.getType() << ": "
+                   << value.reason
+                   << " (bind dynamic dimensions with --dim or --batch)";
+  }
+  if (analysis.getUnsizedValues().size() > kMaxReported)
+    func.emitError() << analysis.getUnsizedValues().size() - kMaxReported
+                     << " more values cannot be sized";
+}
+
+namespace {
+struct PrintMemoryPass : public vram::impl::PrintMemoryPassBase<PrintMemoryPass> {
+  using PrintMemoryPassBase::PrintMemoryPassBase;
+
+  /// An explicit budget wins; otherwise a device gives its usable memory.
+  LogicalResult resolveBudget(MemoryReportOptions &options) {
+    if (!budget.empty()) {
+      llvm::Expected<uint64_t> bytes = parseByteSize(budget);
+      if (!bytes)
+        return getOperation().emitError() << llvm::toString(bytes.takeError());
+      options.budget = *bytes;
+      options.budgetSource = "the budget " + budget;
+      return success();
+    }
+    if (device.empty())
+      return success();
+    const DeviceProfile *profile = lookupDeviceProfile(device);
+    if (!profile) {
+      InFlightDiagnostic diag = getOperation().emitError()
+                                << "unknown device '" << device << "'; known:";
+      for (const DeviceProfile &known : getDeviceProfiles())
+        diag << " " << known.name;
+      return diag;
+    }
+    options.budget = usableBytes(*profile);
+    options.budgetSource = profile->name + ": " +
+                           formatBinaryBytes(profile->memoryBytes) +
+                           " minus a CUDA context reserve of " +
+                           formatBinaryBytes(profile->contextReserveBytes);
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (format != "table" && format != "json" && format != "html") {
+      getOperation().emitError() << "vram-print-memory: unknown format '"
+                                 << format << "' (table, json or html)";
+      return signalPassFailure();
+    }
+    MemoryReportOptions options;
+    options.topTensors = top;
+    options.layerDepth = layerDepth;
+    if (failed(resolveBudget(options)))
+      return signalPassFailure();
+
+    std::string errorMessage;
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        openOutputFile(output, &errorMessage);
+    if (!file) {
+      getOperation().emitError() << "vram-print-memory: " << errorMessage;
+      return signalPassFailure();
+    }
+    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
+      if (func.isExternal())
+        continue;
+      auto &analysis = getChildAnalysis<MemoryAnalysis>(func);
+      if (!analysis.isValid()) {
+        reportUnsizedValues(analysis, func);
+        return signalPassFailure();
+      }
+      peakBytes = analysis.getPeakBytes();
+      if (format == "table")
+        printMemoryTable(analysis, func.getName(), options, file->os());
+      else if (format == "json")
+        printMemoryJSON(analysis, func.getName(), options, file->os());
+      else
+        printMemoryHTML(analysis, func.getName(), options, file->os());
+    }
+    file->keep();
+    markAllAnalysesPreserved();
+  }
+};
+} // namespace

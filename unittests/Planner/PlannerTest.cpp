@@ -1,0 +1,195 @@
+//===- PlannerTest.cpp - Planner results checked against hand arithmetic --===//
+//
+// A 4-layer chain, forward f0..f3 then backward b3..b0, every tensor 10
+// bytes. Forward costs 3, 1, 2, 2; a backward op costs twice its forward op
+// (b3 4, b2 4, b1 2, b0 6): unplanned compute time 24. Tensors: a_i is the
+// output of f_i, g_i that of b_i; b_i reads a_i and g_{i+1}.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Planner/GraphSources.h"
+#include "vram/Planner/Planners.h"
+
+#include "gtest/gtest.h"
+
+using namespace vram::planner;
+
+namespace {
+constexpr uint64_t kBytes = 10;
+
+PlanningGraph makeChain() {
+  return makeTrainingChain({kBytes, kBytes, kBytes, kBytes}, {3, 1, 2, 2});
+}
+
+std::vector<std::string> opNames(const PlanningGraph &graph, const Plan &plan) {
+  std::vector<std::string> names;
+  for (OpId op : plan.opOrder())
+    names.push_back(graph.op(op).name);
+  return names;
+}
+
+TensorId tensorNamed(const PlanningGraph &graph, llvm::StringRef name) {
+  for (auto [id, tensor] : llvm::enumerate(graph.tensors()))
+    if (tensor.name == name)
+      return id;
+  ADD_FAILURE() << "no tensor " << name.str();
+  return 0;
+}
+
+const std::vector<std::string> kOneRecompute = {"f0", "f1", "f2", "f3", "b3",
+                                                "b2", "f1", "b1", "b0"};
+
+TEST(PlannerTest, KeepAllPeaksAtFirstBackwardOps) {
+  PlanningGraph graph = makeChain();
+  llvm::Expected<Plan> plan = planKeepAll(graph, DeviceProfile());
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  // While b3 runs: a0..a3 and the new g3 = 5 x 10 = 50. While b2 runs: a3
+  // is gone, a0..a2, g3 and the new g2 = 50 again.
+  EXPECT_EQ(plan->simulation.peakBytes, 5 * kBytes);
+  EXPECT_EQ(unplannedPeak(graph), 5 * kBytes);
+  EXPECT_DOUBLE_EQ(plan->simulation.baselineTime, 24);
+  EXPECT_DOUBLE_EQ(plan->simulation.overhead(), 0);
+  for (const TensorDecision &decision : plan->decisions)
+    EXPECT_TRUE(decision.isKept());
+}
+
+TEST(PlannerTest, LowerBoundIsLargestOp) {
+  // b2 reads a2 and g3 and writes g2: 30 bytes; no op touches more.
+  EXPECT_EQ(memoryLowerBound(makeChain()), 3 * kBytes);
+}
+
+TEST(PlannerTest, FastRecomputesCheapestActivation) {
+  PlanningGraph graph = makeChain();
+  // At b3 (40 bytes resident, g3 needs 10 more) one of a0, a1, a2 must go.
+  // Cost per byte per time unit away: a0 3/(10*10), a1 1/(10*8),
+  // a2 2/(10*4), with times from b3 to the next use. a1 goes; f1 reruns
+  // before b1 (a0 is still there): 1 time unit extra.
+  llvm::Expected<Plan> plan = planFast(graph, 4 * kBytes, DeviceProfile());
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(opNames(graph, *plan), kOneRecompute);
+  EXPECT_EQ(plan->simulation.peakBytes, 4 * kBytes);
+  EXPECT_DOUBLE_EQ(plan->simulation.recomputeTime, 1);
+  EXPECT_DOUBLE_EQ(plan->simulation.overhead(), 1.0 / 24);
+  TensorId a1 = tensorNamed(graph, "f1");
+  EXPECT_TRUE(plan->decisions[a1].isRecomputed());
+  for (auto [t, decision] : llvm::enumerate(plan->decisions))
+    if (t != a1)
+      EXPECT_TRUE(decision.isKept()) << graph.tensor(t).name;
+}
+
+TEST(PlannerTest, MilpFindsTheSingleCheapestRecompute) {
+  PlanningGraph graph = makeChain();
+  // Same optimum as above: no plan without recomputation fits 40 bytes
+  // (the unplanned peak is 50), f1 is the cheapest op, and rerunning it
+  // before b2 instead of before b1 would make b2 peak at 50.
+  llvm::Expected<MilpResult> result =
+      planMilp(graph, 4 * kBytes, DeviceProfile());
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  ASSERT_EQ(result->status, MilpStatus::Optimal);
+  EXPECT_NEAR(result->lowerBoundCost, 25, 1e-6);
+  EXPECT_EQ(opNames(graph, *result->plan), kOneRecompute);
+  EXPECT_EQ(result->plan->simulation.peakBytes, 4 * kBytes);
+}
+
+TEST(PlannerTest, ImpossibleBudgetReportsWhatWouldFit) {
+  PlanningGraph graph = makeChain();
+  llvm::Expected<Plan> plan = planFast(graph, 3 * kBytes - 1, DeviceProfile());
+  ASSERT_FALSE(static_cast<bool>(plan));
+  uint64_t smallest = 0;
+  llvm::handleAllErrors(plan.takeError(), [&](const BudgetTooSmallError &e) {
+    EXPECT_EQ(e.lowerBound, 3 * kBytes);
+    smallest = e.smallestFeasible;
+  });
+  EXPECT_GE(smallest, 3 * kBytes);
+  llvm::Expected<Plan> fits = planFast(graph, smallest, DeviceProfile());
+  ASSERT_TRUE(static_cast<bool>(fits)) << llvm::toString(fits.takeError());
+  EXPECT_LE(fits->simulation.peakBytes, smallest);
+
+  llvm::Expected<MilpResult> milp =
+      planMilp(graph, 3 * kBytes - 1, DeviceProfile());
+  ASSERT_TRUE(static_cast<bool>(milp)) << llvm::toString(milp.takeError());
+  EXPECT_EQ(milp->status, MilpStatus::Infeasible);
+}
+
+TEST(PlannerTest, OffloadWhenTheCopyHides) {
+  PlanningGraph graph = makeChain();
+  // 100 bytes per time unit: a 10-byte copy takes 0.1, far less than the
+  // compute between a tensor's forward and backward uses, so offloading
+  // costs nothing and beats rerunning f1.
+  DeviceProfile device;
+  device.hostLinkBytesPerTime = 100;
+  llvm::Expected<Plan> plan = planFast(graph, 4 * kBytes, device);
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  EXPECT_LE(plan->simulation.peakBytes, 4 * kBytes);
+  EXPECT_DOUBLE_EQ(plan->simulation.recomputeTime, 0);
+  EXPECT_DOUBLE_EQ(plan->simulation.exposedTransferTime, 0);
+  EXPECT_TRUE(llvm::any_of(plan->decisions, [](const TensorDecision &d) {
+    return d.isOffloaded() && d.prefetchSteps.size() == 1;
+  }));
+}
+
+TEST(PlannerTest, RecomputeWhenTheCopyIsSlow) {
+  PlanningGraph graph = makeChain();
+  // 2 bytes per time unit and no overlap: offloading a1 would stall 5 + 5,
+  // rerunning f1 costs 1.
+  DeviceProfile device;
+  device.hostLinkBytesPerTime = 2;
+  device.copiesOverlapCompute = false;
+  llvm::Expected<Plan> plan = planFast(graph, 4 * kBytes, device);
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ(opNames(graph, *plan), kOneRecompute);
+  EXPECT_DOUBLE_EQ(plan->simulation.exposedTransferTime, 0);
+}
+
+TEST(PlannerTest, ChenRecomputesEachSegmentOnce) {
+  PlanningGraph graph = makeChain();
+  // 4 forward ops: segments of ceil(sqrt(4)) = 2, so a1 and a3 are kept and
+  // a0, a2 are dropped after f1, f3. b2 needs a2: rerun f2 from a1. b0
+  // needs a0: rerun f0. Peak: while b3 runs a1, a3 and g3 = 30; after f2
+  // reruns a1, a2, g3 + g2 during b2 = 40.
+  llvm::Expected<Plan> plan = planChenSqrtN(graph, DeviceProfile());
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  std::vector<std::string> expected = {"f0", "f1", "f2", "f3", "b3",
+                                       "f2", "b2", "b1", "f0", "b0"};
+  EXPECT_EQ(opNames(graph, *plan), expected);
+  EXPECT_EQ(plan->simulation.peakBytes, 4 * kBytes);
+  EXPECT_DOUBLE_EQ(plan->simulation.recomputeTime, 3 + 2);
+}
+
+TEST(SimulatorTest, RejectsReadOfFreedTensor) {
+  PlanningGraph graph = makeChain();
+  std::vector<PlanStep> steps = {PlanStep::compute(0), PlanStep::free(0),
+                                 PlanStep::compute(1)};
+  llvm::Expected<SimulationResult> result =
+      simulate(graph, steps, DeviceProfile());
+  ASSERT_FALSE(static_cast<bool>(result));
+  EXPECT_EQ(llvm::toString(result.takeError()),
+            "invalid plan at step 2: op 'f1' reads 'f0', which is not "
+            "resident");
+}
+
+TEST(SimulatorTest, RejectsIncompletePlans) {
+  PlanningGraph graph = makeChain();
+  llvm::Expected<SimulationResult> result =
+      simulate(graph, {PlanStep::compute(0)}, DeviceProfile());
+  ASSERT_FALSE(static_cast<bool>(result));
+  EXPECT_EQ(llvm::toString(result.takeError()), "op 'f1' never runs");
+}
+
+TEST(SimulatorTest, FreeWaitsForItsOffload) {
+  PlanningGraph graph = makeChain();
+  DeviceProfile device;
+  device.hostLinkBytesPerTime = 1; // a 10-byte copy takes 10
+  // f0 (3), offload a0 from 3 to 13, free waits until 13: 10 exposed.
+  std::vector<PlanStep> steps = {PlanStep::compute(0), PlanStep::offload(0),
+                                 PlanStep::free(0), PlanStep::prefetch(0)};
+  for (PlanStep step : insertFrees(graph, {0, 1, 2, 3, 4, 5, 6, 7}))
+    if (!(step == PlanStep::compute(0)))
+      steps.push_back(step);
+  // The prefetch of a0 runs 13..23 and f1 waits for it: 20 exposed in all.
+  llvm::Expected<SimulationResult> result = simulate(graph, steps, device);
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  EXPECT_DOUBLE_EQ(result->exposedTransferTime, 20);
+  EXPECT_DOUBLE_EQ(result->totalTime, 24 + 20);
+}
+} // namespace

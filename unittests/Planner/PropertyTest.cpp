@@ -1,0 +1,180 @@
+//===- PropertyTest.cpp - Every plan is valid; MILP matches brute force ---===//
+
+#include "vram/Planner/GraphSources.h"
+#include "vram/Planner/Planners.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace vram::planner;
+
+namespace {
+DeviceProfile recomputeOnly() { return DeviceProfile(); }
+
+/// A link that moves the mean tensor in about the mean op's time.
+DeviceProfile withOffload(const PlanningGraph &graph) {
+  uint64_t bytes = 0;
+  for (const PlanTensor &tensor : graph.tensors())
+    bytes += tensor.bytes;
+  DeviceProfile device;
+  device.hostLinkBytesPerTime =
+      (double(bytes) / graph.numTensors()) /
+      std::max(1e-9, graph.totalCost() / graph.numOps());
+  return device;
+}
+
+/// Checks a plan the way a consumer would: re-simulated from its steps
+/// alone, within budget, every op run.
+void expectValid(const PlanningGraph &graph, const Plan &plan,
+                 const DeviceProfile &device, uint64_t budget) {
+  llvm::Expected<SimulationResult> again = simulate(graph, plan.steps, device);
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ(again->peakBytes, plan.simulation.peakBytes);
+  EXPECT_LE(again->peakBytes, budget);
+  EXPECT_NEAR(again->totalTime,
+              again->baselineTime + again->recomputeTime +
+                  again->exposedTransferTime,
+              1e-6 * again->totalTime);
+}
+
+/// Plans `graph` with every planner at several budgets and checks each plan.
+void checkAllPlanners(const PlanningGraph &graph, const DeviceProfile &device) {
+  uint64_t peak = unplannedPeak(graph);
+  for (auto baseline : {planKeepAll, planChenSqrtN}) {
+    llvm::Expected<Plan> plan = baseline(graph, device);
+    ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+    expectValid(graph, *plan, device, std::numeric_limits<uint64_t>::max());
+  }
+  std::vector<uint64_t> budgets = {peak, peak * 9 / 10, peak * 7 / 10, peak / 2,
+                                   smallestFastBudget(graph, device)};
+  for (uint64_t budget : budgets) {
+    llvm::Expected<Plan> plan = planFast(graph, budget, device);
+    if (!plan) {
+      // Only budgets below what the planner reported as its smallest may
+      // fail, and they must fail with that report.
+      llvm::handleAllErrors(plan.takeError(),
+                            [&](const BudgetTooSmallError &e) {
+                              EXPECT_GT(e.smallestFeasible, budget);
+                              EXPECT_LE(e.lowerBound, e.smallestFeasible);
+                            });
+      continue;
+    }
+    expectValid(graph, *plan, device, budget);
+  }
+}
+
+TEST(PropertyTest, RandomDagsGiveValidPlans) {
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    PlanningGraph graph = makeRandomDag(10 + 5 * seed, 3, seed);
+    ASSERT_FALSE(static_cast<bool>(graph.verify()));
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    checkAllPlanners(graph, recomputeOnly());
+    checkAllPlanners(graph, withOffload(graph));
+  }
+}
+
+TEST(PropertyTest, TransformerGivesValidPlans) {
+  PlanningGraph graph = makeTransformerTrainingGraph(4, 1);
+  ASSERT_FALSE(static_cast<bool>(graph.verify()));
+  checkAllPlanners(graph, recomputeOnly());
+  checkAllPlanners(graph, withOffload(graph));
+}
+
+TEST(PropertyTest, CheckmateGraphsGiveValidPlans) {
+  std::error_code ec;
+  unsigned files = 0;
+  for (llvm::sys::fs::directory_iterator it(VRAM_CHECKMATE_GRAPHS_DIR, ec), end;
+       it != end && !ec; it.increment(ec)) {
+    if (llvm::sys::path::extension(it->path()) != ".json")
+      continue;
+    SCOPED_TRACE(it->path());
+    llvm::Expected<PlanningGraph> graph = readNodeLinkGraph(it->path());
+    ASSERT_TRUE(static_cast<bool>(graph)) << llvm::toString(graph.takeError());
+    checkAllPlanners(*graph, recomputeOnly());
+    checkAllPlanners(*graph, withOffload(*graph));
+    ++files;
+  }
+  if (files == 0)
+    GTEST_SKIP() << "no graphs in " << VRAM_CHECKMATE_GRAPHS_DIR;
+}
+
+/// The cheapest plan in the MILP's space, by enumeration: in stage t, op t
+/// runs after any subset of earlier ops (in schedule order); every tensor is
+/// freed after its last read. Returns infinity when no plan fits.
+double bruteForceCost(const PlanningGraph &graph, uint64_t budget) {
+  size_t n = graph.numOps();
+  size_t choices = n * (n - 1) / 2;
+  double best = std::numeric_limits<double>::infinity();
+  for (uint64_t mask = 0; mask < (uint64_t(1) << choices); ++mask) {
+    std::vector<OpId> runs;
+    size_t bit = 0;
+    for (OpId t = 0; t < n; ++t) {
+      for (OpId i = 0; i < t; ++i, ++bit)
+        if (mask >> bit & 1)
+          runs.push_back(i);
+      runs.push_back(t);
+    }
+    llvm::Expected<SimulationResult> result =
+        simulate(graph, insertFrees(graph, runs), DeviceProfile());
+    if (!result) {
+      llvm::consumeError(result.takeError());
+      continue;
+    }
+    if (result->peakBytes <= budget)
+      best = std::min(best, result->totalTime);
+  }
+  return best;
+}
+
+TEST(PropertyTest, MilpMatchesBruteForceOnTinyGraphs) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    PlanningGraph graph = makeRandomDag(6, 3, 100 + seed);
+    uint64_t lower = memoryLowerBound(graph), peak = unplannedPeak(graph);
+    for (uint64_t budget : {peak, (lower + peak) / 2, lower, lower - 1}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " budget " +
+                   std::to_string(budget));
+      double expected = bruteForceCost(graph, budget);
+      llvm::Expected<MilpResult> milp =
+          planMilp(graph, budget, recomputeOnly());
+      ASSERT_TRUE(static_cast<bool>(milp)) << llvm::toString(milp.takeError());
+      if (std::isinf(expected)) {
+        EXPECT_EQ(milp->status, MilpStatus::Infeasible);
+        continue;
+      }
+      ASSERT_EQ(milp->status, MilpStatus::Optimal);
+      EXPECT_NEAR(milp->plan->simulation.totalTime, expected, 1e-6);
+      expectValid(graph, *milp->plan, recomputeOnly(), budget);
+    }
+  }
+}
+
+TEST(PropertyTest, FastPlannerNeverBeatsMilpBound) {
+  for (uint64_t seed = 0; seed < 5; ++seed) {
+    PlanningGraph graph = makeRandomDag(14, 3, 200 + seed);
+    uint64_t peak = unplannedPeak(graph);
+    uint64_t smallest = smallestFastBudget(graph, recomputeOnly());
+    for (uint64_t budget : {peak * 8 / 10, (smallest + peak) / 2, smallest}) {
+      llvm::Expected<Plan> fast = planFast(graph, budget, recomputeOnly());
+      if (!fast) {
+        llvm::consumeError(fast.takeError());
+        continue;
+      }
+      MilpOptions options;
+      options.timeLimitSeconds = 5;
+      llvm::Expected<MilpResult> milp =
+          planMilp(graph, budget, recomputeOnly(), options);
+      ASSERT_TRUE(static_cast<bool>(milp)) << llvm::toString(milp.takeError());
+      ASSERT_NE(milp->status, MilpStatus::Infeasible);
+      EXPECT_GE(fast->simulation.totalTime,
+                milp->lowerBoundCost - 1e-6 * milp->lowerBoundCost);
+      if (milp->plan)
+        expectValid(graph, *milp->plan, recomputeOnly(), budget);
+    }
+  }
+}
+} // namespace
