@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 ./scripts/build.sh vram-opt
-./build/bin/vram-opt examples/small_cnn.onnx --batch=32
+./build/bin/vram-opt examples/small_cnn.onnx --batch=32 --report --device=T4
