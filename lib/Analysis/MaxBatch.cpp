@@ -26,32 +26,25 @@ findMaxBatch(llvm::function_ref<FailureOr<uint64_t>(int64_t)> peakAt,
   // Invariant: `fits` fits, `fails` (when non-zero) does not.
   int64_t fits = 1, fails = 0;
   uint64_t fitsPeak = *first, failsPeak = 0;
-  while (fails == 0 && fits < maxBatch) {
-    int64_t next = fits > maxBatch / 2 ? maxBatch : fits * 2;
-    FailureOr<uint64_t> peak = evaluate(next);
+  auto probe = [&](int64_t batch) -> LogicalResult {
+    FailureOr<uint64_t> peak = evaluate(batch);
     if (failed(peak))
       return failure();
     if (*peak <= budget) {
-      fits = next;
+      fits = batch;
       fitsPeak = *peak;
     } else {
-      fails = next;
+      fails = batch;
       failsPeak = *peak;
     }
-  }
-  while (fails != 0 && fails - fits > 1) {
-    int64_t middle = fits + (fails - fits) / 2;
-    FailureOr<uint64_t> peak = evaluate(middle);
-    if (failed(peak))
+    return success();
+  };
+  while (fails == 0 && fits < maxBatch)
+    if (failed(probe(fits > maxBatch / 2 ? maxBatch : fits * 2)))
       return failure();
-    if (*peak <= budget) {
-      fits = middle;
-      fitsPeak = *peak;
-    } else {
-      fails = middle;
-      failsPeak = *peak;
-    }
-  }
+  while (fails != 0 && fails - fits > 1)
+    if (failed(probe(fits + (fails - fits) / 2)))
+      return failure();
   result.batch = fits;
   result.peakBytes = fitsPeak;
   result.firstFailingBatch = fails;

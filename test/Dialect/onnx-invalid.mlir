@@ -435,7 +435,7 @@ func.func @concat_axis(%a: tensor<2x3xf32>) {
 // -----
 
 func.func @concat_rank(%a: tensor<2xf32>) {
-  // expected-error @+1 {{inputs must have the rank of the result}}
+  // expected-error @+1 {{inputs must all have rank}}
   %0 = onnx.Concat(%a, %a) {axis = 1 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2x3xf32>
   return
 }
@@ -443,7 +443,7 @@ func.func @concat_rank(%a: tensor<2xf32>) {
 // -----
 
 func.func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
-  // expected-error @+1 {{input dimension 0 differs from the result's}}
+  // expected-error @+1 {{inputs differ in dimension 0}}
   %0 = onnx.Concat(%a, %b) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
   return
 }
@@ -451,7 +451,7 @@ func.func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
 // -----
 
 func.func @concat_sum(%a: tensor<2x3xf32>) {
-  // expected-error @+1 {{inputs add up to 6 along the axis, result has 5}}
+  // expected-error @+1 {{inputs add up to 6 along the axis, not 5}}
   %0 = onnx.Concat(%a, %a) {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x5xf32>
   return
 }
@@ -469,7 +469,7 @@ func.func @split_axis(%x: tensor<2x6xf32>) {
 
 func.func @split_sum(%x: tensor<2x6xf32>) {
   %n = onnx.NoValue
-  // expected-error @+1 {{outputs add up to 5 along the axis, input has 6}}
+  // expected-error @+1 {{outputs add up to 5 along the axis, not 6}}
   %0:2 = onnx.Split(%x, %n) {axis = 1 : i64} : (tensor<2x6xf32>, none) -> (tensor<2x3xf32>, tensor<2x2xf32>)
   return
 }
@@ -478,7 +478,7 @@ func.func @split_sum(%x: tensor<2x6xf32>) {
 
 func.func @split_rank(%x: tensor<2x6xf32>) {
   %n = onnx.NoValue
-  // expected-error @+1 {{outputs must have the rank of the input}}
+  // expected-error @+1 {{outputs must all have rank}}
   %0:2 = onnx.Split(%x, %n) {axis = 1 : i64} : (tensor<2x6xf32>, none) -> (tensor<3xf32>, tensor<3xf32>)
   return
 }

@@ -418,6 +418,37 @@ LogicalResult ONNXTransposeOp::verify() {
   return success();
 }
 
+/// Checks that `parts`, laid end to end along `axis`, make up `whole`: equal
+/// ranks, equal sizes off the axis, sizes along it adding up (Concat's
+/// inputs and result, Split's outputs and input).
+static LogicalResult verifyConcatenation(Operation *op, ValueRange parts,
+                                         RankedTensorType whole, int64_t axis,
+                                         StringRef partsName) {
+  int64_t total = 0;
+  for (Value part : parts) {
+    auto type = getRankedType(part);
+    if (!type) {
+      total = ShapedType::kDynamic;
+      continue;
+    }
+    if (type.getRank() != whole.getRank())
+      return op->emitOpError() << partsName << " must all have rank "
+                               << whole.getRank();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis && staticMismatch(type.getDimSize(d), whole.getDimSize(d)))
+        return op->emitOpError() << partsName << " differ in dimension " << d;
+    if (ShapedType::isDynamic(type.getDimSize(axis)))
+      total = ShapedType::kDynamic;
+    else if (!ShapedType::isDynamic(total))
+      total += type.getDimSize(axis);
+  }
+  if (staticMismatch(total, whole.getDimSize(axis)))
+    return op->emitOpError() << partsName << " add up to " << total
+                             << " along the axis, not "
+                             << whole.getDimSize(axis);
+  return success();
+}
+
 LogicalResult ONNXConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one input");
@@ -427,28 +458,7 @@ LogicalResult ONNXConcatOp::verify() {
   FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), resultType.getRank());
   if (failed(axis))
     return failure();
-  int64_t total = 0;
-  for (Value input : getInputs()) {
-    auto type = getRankedType(input);
-    if (type && type.getRank() != resultType.getRank())
-      return emitOpError("inputs must have the rank of the result");
-    if (!type || ShapedType::isDynamic(type.getDimSize(*axis))) {
-      total = ShapedType::kDynamic;
-      continue;
-    }
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (d != *axis &&
-          staticMismatch(type.getDimSize(d), resultType.getDimSize(d)))
-        return emitOpError() << "input dimension " << d
-                             << " differs from the result's";
-    if (!ShapedType::isDynamic(total))
-      total += type.getDimSize(*axis);
-  }
-  if (staticMismatch(total, resultType.getDimSize(*axis)))
-    return emitOpError() << "inputs add up to " << total
-                         << " along the axis, result has "
-                         << resultType.getDimSize(*axis);
-  return success();
+  return verifyConcatenation(*this, getInputs(), resultType, *axis, "inputs");
 }
 
 LogicalResult ONNXSplitOp::verify() {
@@ -458,20 +468,7 @@ LogicalResult ONNXSplitOp::verify() {
   FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), inputType.getRank());
   if (failed(axis))
     return failure();
-  int64_t total = 0;
-  for (Value output : getOutputs()) {
-    auto type = getRankedType(output);
-    if (type && type.getRank() != inputType.getRank())
-      return emitOpError("outputs must have the rank of the input");
-    if (!type || ShapedType::isDynamic(type.getDimSize(*axis)))
-      return success();
-    total += type.getDimSize(*axis);
-  }
-  if (staticMismatch(total, inputType.getDimSize(*axis)))
-    return emitOpError() << "outputs add up to " << total
-                         << " along the axis, input has "
-                         << inputType.getDimSize(*axis);
-  return success();
+  return verifyConcatenation(*this, getOutputs(), inputType, *axis, "outputs");
 }
 
 LogicalResult ONNXGatherOp::verify() {
