@@ -27,6 +27,17 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.vram_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["vram-opt", "FileCheck", "not", "count"], tool_dirs)
+llvm_config.add_tool_substitutions(["vram-opt", "vram-run", "FileCheck", "not", "count"], tool_dirs)
 llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# GPU tests (test/GPU): ptxas checks what the pipeline emits; the CUDA runtime
+# library, when built, is linked against lowered programs (never run here).
+ptxas = "/usr/local/cuda/bin/ptxas"
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+vram_lib_dir = os.path.join(config.vram_obj_root, "lib")
+config.substitutions.append(("%vram_lib_dir", vram_lib_dir))
+if os.path.exists(os.path.join(vram_lib_dir, "libvram_cuda_runtime.so")):
+    config.available_features.add("cuda-runtime")

@@ -7,12 +7,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Analysis/CostModel.h"
+#include "vram/Conversion/Passes.h"
 #include "vram/Analysis/DeviceProfile.h"
 #include "vram/Analysis/MaxBatch.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/MemoryReport.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Import/ONNXImporter.h"
+#include "vram/Pipelines/GPUPipeline.h"
+#include "vram/Pipelines/Passes.h"
 #include "vram/Support/ByteSize.h"
 #include "vram/Transforms/Passes.h"
 
@@ -22,6 +26,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -219,10 +224,16 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
   vram::registerVramPasses();
+  vram::registerVramConversionPasses();
+  vram::registerVramPipelines();
+  vram::registerLowerToGPUPipeline();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary (vram-lower-to-gpu) translates kernels to LLVM IR.
+  registerAllGPUToLLVMIRTranslations(registry);
   registry.insert<vram::ONNXDialect>();
+  registry.insert<vram::VramDialect>();
   vram::registerCostModelExternalModels(registry);
 
   auto [inputFilename, outputFilename] =

@@ -50,4 +50,177 @@ def PrintLivenessPass : Pass<"vram-print-liveness", "mlir::ModuleOp"> {
   }];
 }
 
+def StaticArenaPass : InterfacePass<"vram-static-arena",
+                                    "mlir::FunctionOpInterface"> {
+  let summary = "Places every static buffer of a function at an offset in "
+                "one arena";
+  let description = [{
+    On bufferized IR: every `memref.alloc` of a static shape with the identity
+    layout in the function's entry block becomes a `memref.view` into one
+    arena allocated at function entry (one per memory space), at an offset
+    chosen so that no two buffers live at the same time share a byte. Their
+    `memref.dealloc`s go away; the arena is deallocated before the
+    terminator. Lifetimes come from the memory analysis (views alias their
+    source); a buffer starts at the first use of its alloc and ends at the
+    last use of any alias. Buffers that escape stay allocs: returned or
+    yielded ones, ones freed by anything but a `memref.dealloc` of the alloc,
+    and ones read back as tensors.
+
+    ```mlir
+    %a = memref.alloc() : memref<64xf32>
+    ...
+    memref.dealloc %a : memref<64xf32>
+    ```
+    becomes
+    ```mlir
+    %arena = memref.alloc() {alignment = 256 : i64} : memref<512xi8>
+    %c256 = arith.constant 256 : index
+    %a = memref.view %arena[%c256][] : memref<512xi8> to memref<64xf32>
+    ...
+    memref.dealloc %arena : memref<512xi8>
+    ```
+  }];
+  let options = [
+    Option<"alignment", "alignment", "uint64_t", /*default=*/"256",
+           "byte alignment of every offset and of the arena (a power of two; "
+           "256 is cudaMalloc's granularity); an alloc's own larger "
+           "alignment is kept">,
+    Option<"searchRounds", "search-rounds", "unsigned", /*default=*/"300",
+           "placements the packer's local search may try after its "
+           "orderings">,
+    Option<"printStats", "print-stats", "bool", /*default=*/"false",
+           "emit a remark per arena: its size, the max-live lower bound, "
+           "their ratio and the size without reuse">,
+  ];
+  let statistics = [
+    Statistic<"numPlaced", "placed-buffers", "Allocs placed in an arena">,
+    Statistic<"numEscaping", "escaping-buffers",
+              "Static allocs kept because they escape">,
+    Statistic<"arenaBytes", "arena-bytes", "Bytes of all arenas">,
+    Statistic<"lowerBoundBytes", "lower-bound-bytes",
+              "Sum of the arenas' max-live lower bounds">,
+    Statistic<"naiveBytes", "naive-bytes",
+              "Bytes the placed buffers take without reuse">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def PlanPass : Pass<"vram-plan"> {
+  let summary = "Makes a function fit a memory budget: reorders ops, "
+                "recomputes and offloads tensors";
+  let description = [{
+    Runs on every function (FunctionOpInterface) in the op it is scheduled
+    on, so `--vram-plan` works on a module without a nesting pipeline.
+    Builds the memory planner's graph from the function (tensors and their
+    live ranges from the memory analysis, op times from the cost model on
+    `device`), runs `planner` and writes the plan back as IR: ops in the
+    plan's order, a clone marked `vram.recompute` right before a later use
+    of a dropped tensor, `vram.offload` / `vram.prefetch` around a gap in a
+    tensor's use, and every use redirected to the instance resident there.
+    The function gets `vram.budget` and `vram.planned_peak` (bytes, as the
+    memory analysis measures the planned IR). An impossible budget is an
+    error that names the smallest budget that can be met.
+
+    ```mlir
+    // before                               // after (budget forces a recompute)
+    %a = onnx.Relu(%x)                      %a = onnx.Relu(%x)
+    %b = onnx.Exp(%a)                       %b = onnx.Exp(%a)
+    ...                                     ...
+    %g = onnx.Mul(%d, %a) {vram.phase...}   %a1 = onnx.Relu(%x) {vram.recompute}
+                                            %g = onnx.Mul(%d, %a1) {vram.phase...}
+    ```
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "memory budget, e.g. 16GB, 16GiB, 512MiB, 16e9 (default: the "
+           "device's capacity minus its CUDA context reserve)">,
+    Option<"device", "device", "std::string", /*default=*/"\"H100\"",
+           "device profile: compute speed for op times, host link for copies">,
+    Option<"planner", "planner", "std::string", /*default=*/"\"fast\"",
+           "fast, milp (exact, recompute only, small graphs), sqrt (Chen et "
+           "al. checkpoints) or none (only check the budget)">,
+    Option<"allowOffload", "allow-offload", "bool", /*default=*/"true",
+           "allow offloading tensors to host memory">,
+    Option<"allowReorder", "allow-reorder", "bool", /*default=*/"false",
+           "also try a memory-greedy op order and keep it when its plan is "
+           "faster, or as fast with a lower peak">,
+    Option<"maxOverhead", "max-overhead", "double", /*default=*/"-1.0",
+           "largest acceptable extra time as a fraction of the unplanned "
+           "compute time (0.2 = 20%); negative: no limit">,
+    Option<"printPlan", "print-plan", "bool", /*default=*/"false",
+           "print what happens to every tensor, and why, to stdout">,
+  ];
+  let statistics = [
+    Statistic<"recomputedOps", "recomputed-ops", "Ops cloned for recomputation">,
+    Statistic<"offloads", "offloads", "Tensors copied to host memory">,
+    Statistic<"offloadedBytes", "offloaded-bytes", "Bytes copied to host memory">,
+    Statistic<"overheadPermille", "overhead-permille",
+              "Extra time over the unplanned compute time, in 1/1000">,
+  ];
+  let dependentDialects = ["vram::VramDialect"];
+}
+
+def VerifyPlanPass : Pass<"vram-verify-plan"> {
+  let summary = "Checks a planned function: peak within budget, uses "
+                "dominated, prefetches of offloaded values";
+  let description = [{
+    An independent check of what `--vram-plan` emitted: re-runs the memory
+    analysis on the IR and fails at the first op where live bytes exceed the
+    budget (the `budget` option, else the function's `vram.budget`); checks
+    that every use is dominated by its definition and that every
+    `vram.prefetch` reads the result of a `vram.offload`. The IR is not
+    changed.
+  }];
+  let options = [
+    Option<"budget", "budget", "std::string", /*default=*/"\"\"",
+           "memory budget (default: the function's vram.budget, if any)">,
+  ];
+}
+
+def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
+  let summary = "Turns the forward pass @main into one training step: "
+                "forward, loss, backward, optimizer update";
+  let description = [{
+    Differentiates @main (reverse mode, through GradientOpInterface) with
+    respect to its `vram.param = "trainable"` arguments and appends the loss,
+    the backward pass (ops tagged `vram.phase = "backward"`; the gradients of
+    parameters `vram.category = "gradient"`) and the optimizer update. The
+    labels and the optimizer state (`vram.param = "optimizer_state"`) become
+    arguments; the loss, the updated parameters and the updated state are
+    returned. See docs/training.md.
+
+    ```
+    vram-opt model.onnx --batch=64 \
+      --pass-pipeline='builtin.module(vram-train{optimizer=adam precision=amp-bf16})'
+    ```
+  }];
+  let dependentDialects = ["::vram::ONNXDialect"];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "mse or cross-entropy">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"one-hot\"",
+           "cross-entropy labels: one-hot (like the prediction) or indices "
+           "(int64 class per sample)">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum, adam or adamw">,
+    Option<"learningRate", "lr", "double", /*default=*/"0.01",
+           "learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "momentum of the momentum optimizer">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's beta2">,
+    Option<"epsilon", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 penalty (decoupled for adamw)">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32, fp16, bf16 (everything in that type), amp-fp16 or amp-bf16 "
+           "(half compute, fp32 master weights)">,
+    Option<"lossScale", "loss-scale", "double", /*default=*/"65536.0",
+           "static loss scale of fp16 and amp-fp16">,
+    ListOption<"frozen", "frozen", "std::string",
+               "parameter names (onnx.name) or globs that get no gradient">,
+  ];
+}
+
 #endif // VRAM_TRANSFORMS_PASSES_TD

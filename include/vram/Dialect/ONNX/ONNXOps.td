@@ -423,4 +423,22 @@ def ONNXResizeOp : ONNX_Op<"Resize", [Pure]> {
   let results = (outs AnyTensor:$Y);
 }
 
+//===----------------------------------------------------------------------===//
+// Ops the training step's gradients use (vram-train, docs/training.md)
+//===----------------------------------------------------------------------===//
+
+def ONNXGreaterOp : ONNX_BroadcastBinaryOp<"Greater",
+                                           "elementwise A > B, as i1"> {
+  let results = (outs TensorOf<[I1]>:$C);
+}
+
+def ONNXScatterElementsOp : ONNX_Op<"ScatterElements", [Pure]> {
+  let summary = "copies `data`, then writes (or with `reduction`, combines) "
+                "`updates` at the positions `indices` give along `axis`";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$indices, AnyTensor:$updates,
+                       DefaultValuedAttr<I64Attr, "0">:$axis,
+                       DefaultValuedStrAttr<StrAttr, "none">:$reduction);
+  let results = (outs AnyTensor:$output);
+}
+
 #endif // VRAM_DIALECT_ONNX_ONNXOPS_TD

@@ -1,0 +1,55 @@
+//===- ONNXToLinalg.h - patterns lowering onnx to linalg --------*- C++ -*-===//
+//
+// The patterns are grouped by op family, one file each in
+// lib/Conversion/ONNXToLinalg/; the vram-convert-onnx-to-linalg pass
+// applies all of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_CONVERSION_ONNXTOLINALG_ONNXTOLINALG_H
+#define VRAM_CONVERSION_ONNXTOLINALG_ONNXTOLINALG_H
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace vram {
+
+/// Tensor types as linalg/arith need them: unsigned integer elements become
+/// signless of the same width (ops keep unsigned semantics by looking at the
+/// original onnx types); everything else is unchanged.
+class ONNXToLinalgTypeConverter : public mlir::TypeConverter {
+public:
+  ONNXToLinalgTypeConverter();
+};
+
+/// Elementwise math and activations: Add, Sub, Mul, Div, Pow, Sqrt, Neg,
+/// Exp, Log, Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu, HardSigmoid,
+/// HardSwish, Clip, Where, Cast (with multidirectional broadcasting).
+void populateElementwiseToLinalgPatterns(
+    const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
+
+/// MatMul (batched, broadcast batch dims) and Gemm.
+void populateLinearAlgebraToLinalgPatterns(
+    const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
+
+/// Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool.
+void populateConvPoolToLinalgPatterns(const mlir::TypeConverter &typeConverter,
+                                      mlir::RewritePatternSet &patterns);
+
+/// BatchNormalization (inference and training mode), LayerNormalization,
+/// Softmax, Dropout.
+void populateNormalizationToLinalgPatterns(
+    const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
+
+/// ReduceMean, ReduceSum.
+void populateReductionToLinalgPatterns(const mlir::TypeConverter &typeConverter,
+                                       mlir::RewritePatternSet &patterns);
+
+/// Data movement: Constant, Identity, Reshape, Flatten, Transpose, Concat,
+/// Split, Slice, Gather, Shape, Unsqueeze, Squeeze, Expand, Pad, Resize.
+void populateDataMovementToLinalgPatterns(
+    const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
+
+} // namespace vram
+
+#endif // VRAM_CONVERSION_ONNXTOLINALG_ONNXTOLINALG_H

@@ -1,0 +1,134 @@
+//===- Passes.td - vram-opt's conversion passes ------------*- tablegen -*-===//
+
+#ifndef VRAM_CONVERSION_PASSES_TD
+#define VRAM_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertONNXToLinalgPass : Pass<"vram-convert-onnx-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lowers the onnx frontend dialect to linalg on tensors";
+  let description = [{
+    Rewrites every supported `onnx` op into linalg on tensors (named ops
+    where they exist: `linalg.conv_2d_nchw_fchw`, `linalg.matmul`,
+    `linalg.batch_matmul`, `linalg.pooling_nchw_*`, `linalg.softmax`,
+    `linalg.transpose`, `linalg.broadcast`; `linalg.generic` otherwise) plus
+    the tensor, arith and math dialects. Unsigned ONNX integer types become
+    signless integers (ops keep unsigned semantics). An op that cannot be
+    lowered (`onnx.Node`, unsupported attributes) is an error naming the op
+    and its ONNX node.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
+    "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// GPU code generation (the vram-lower-to-gpu pipeline, docs/gpu.md)
+//===----------------------------------------------------------------------===//
+
+def GPUDeviceMemoryPass : Pass<"vram-gpu-device-memory", "mlir::func::FuncOp"> {
+  let summary = "Puts every buffer a function computes on into GPU device "
+                "memory, with explicit copies at its boundary";
+  let description = [{
+    On bufferized IR, before loops become kernels. Kernels only ever see
+    device memory; the host only copies:
+    - memref arguments are copied host→device at entry (`gpu.alloc` +
+      `gpu.memcpy`); arguments the function may write are copied back
+      device→host before each return;
+    - `memref.alloc`/`memref.dealloc` become `gpu.alloc`/`gpu.dealloc`;
+    - `memref.get_global` (constants, inline weights) is copied to device
+      memory where it is read;
+    - `memref.copy` becomes `linalg.copy`, so it runs as a kernel (it may be
+      strided, which `gpu.memcpy` is not);
+    - returned memrefs are copied device→host into fresh host buffers;
+    - device buffers nothing frees are freed before each return, after the
+      copies back.
+
+    ```mlir
+    func.func @f(%x: memref<4xf32>) -> memref<4xf32> {
+      %y = memref.alloc() : memref<4xf32>
+      ...
+      return %y : memref<4xf32>
+    }
+    ```
+    becomes
+    ```mlir
+    func.func @f(%x: memref<4xf32>) -> memref<4xf32> {
+      %dx = gpu.alloc () : memref<4xf32>
+      gpu.memcpy %dx, %x : memref<4xf32>, memref<4xf32>
+      %y = gpu.alloc () : memref<4xf32>
+      ...
+      %h = memref.alloc() : memref<4xf32>
+      gpu.memcpy %h, %y : memref<4xf32>, memref<4xf32>
+      gpu.dealloc %dx : memref<4xf32>
+      gpu.dealloc %y : memref<4xf32>
+      return %h : memref<4xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def GPUMapParallelLoopsPass : Pass<"vram-gpu-map-parallel-loops",
+                                   "mlir::func::FuncOp"> {
+  let summary = "Maps host-level loops to GPU blocks and threads";
+  let description = [{
+    Prepares `convert-parallel-loops-to-gpu`. Every outermost `scf.parallel`
+    is collapsed to one dimension and tiled by `block-size`: tiles map to
+    `block_x`, the iterations of a tile to `thread_x` (guarded against the
+    last, partial tile). One linear index over all parallel dimensions keeps
+    neighbouring threads on neighbouring elements of the innermost dimension
+    (coalesced accesses) and never exceeds the grid's y/z limits (65535),
+    unlike upstream `gpu-map-parallel-loops`, which puts one thread in each
+    block. Host-level code that touches memory outside any parallel loop
+    (serial `scf.for` nests, `memref.load`/`store`) is wrapped, run by run,
+    into a one-thread kernel, since the host cannot read device memory.
+    Parallel loops nested in mapped code run sequentially in their thread.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "threads per block">,
+  ];
+  let dependentDialects = ["mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect"];
+}
+
+def GPUMergeKernelModulesPass : Pass<"vram-gpu-merge-kernel-modules",
+                                     "mlir::ModuleOp"> {
+  let summary = "Moves every outlined kernel into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel; a ResNet has
+    about a hundred. One module gives one PTX/cubin per program, loaded once,
+    and one file to inspect or hand to `ptxas`. Launches are updated to the
+    merged module; a name clash between kernels is an error.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string",
+           /*default=*/"\"vram_kernels\"", "name of the merged gpu.module">,
+  ];
+}
+
+def WriteGPUBinaryPass : Pass<"vram-write-gpu-binary", "mlir::ModuleOp"> {
+  let summary = "Writes the object of the module's gpu.binary to a file";
+  let description = [{
+    After `gpu-module-to-binary`: writes the object of the one `gpu.binary`
+    op (PTX text for format `isa`, a cubin for `bin`, a fatbinary for
+    `fatbin`) to `output`. The IR is not changed.
+
+    ```
+    vram-opt m.mlir --vram-lower-to-gpu="format=isa" \
+      --vram-write-gpu-binary="output=m.ptx" -o /dev/null
+    ```
+  }];
+  let options = [
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "file to write ('-': standard output)">,
+  ];
+}
+
+#endif // VRAM_CONVERSION_PASSES_TD

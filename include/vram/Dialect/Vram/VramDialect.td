@@ -1,0 +1,56 @@
+//===- VramDialect.td - the vram dialect: memory plans in IR -*- tablegen -*-===//
+
+#ifndef VRAM_DIALECT_VRAM_VRAMDIALECT_TD
+#define VRAM_DIALECT_VRAM_VRAMDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def Vram_Dialect : Dialect {
+  let name = "vram";
+  let summary = "Memory plans as IR: host copies of tensors and recomputation";
+  let description = [{
+    What `--vram-plan` adds to a program so that it fits a memory budget. The
+    order of ops in a block is the schedule; the plan is expressed with:
+
+    - `!vram.host<tensor<...>>`: a tensor in pinned host memory. It occupies
+      no device memory, so the memory analysis counts it as 0 bytes.
+    - `vram.offload`: copies a device tensor to host memory; after it, the
+      device tensor may die.
+    - `vram.prefetch`: copies a host tensor back into a fresh device tensor.
+    - the unit attribute `vram.recompute` on a clone of a side-effect-free op,
+      placed right before the later use it serves (see docs/planning.md for
+      why a clone and not a region op).
+
+    The dialect also owns the discardable attributes `vram.budget` and
+    `vram.planned_peak` (integers, bytes) that `--vram-plan` puts on the
+    function it planned.
+  }];
+  let cppNamespace = "::vram";
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Marks an op that repeats an earlier computation to save memory.
+    static constexpr llvm::StringLiteral kRecomputeAttrName = "vram.recompute";
+    /// The budget (bytes) a function was planned for.
+    static constexpr llvm::StringLiteral kBudgetAttrName = "vram.budget";
+    /// The peak (bytes) the planner's simulation predicts for a function.
+    static constexpr llvm::StringLiteral kPlannedPeakAttrName =
+        "vram.planned_peak";
+  }];
+}
+
+def Vram_HostTensorType : TypeDef<Vram_Dialect, "HostTensor"> {
+  let mnemonic = "host";
+  let summary = "a tensor held in pinned host memory";
+  let description = [{
+    `!vram.host<tensor<4x8xf32>>` is the host copy of a statically shaped
+    device tensor. It is not a shaped type on purpose: analyses that size
+    device memory see it as 0 bytes.
+  }];
+  let parameters = (ins "::mlir::RankedTensorType":$tensorType);
+  let assemblyFormat = "`<` $tensorType `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // VRAM_DIALECT_VRAM_VRAMDIALECT_TD

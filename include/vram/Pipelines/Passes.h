@@ -1,0 +1,33 @@
+//===- Passes.h - vram-opt's lowering pipelines -----------------*- C++ -*-===//
+
+#ifndef VRAM_PIPELINES_PASSES_H
+#define VRAM_PIPELINES_PASSES_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace vram {
+
+#define GEN_PASS_DECL
+#include "vram/Pipelines/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "vram/Pipelines/Passes.h.inc"
+
+/// Appends `vram-lower-to-cpu` to `pm`: onnx (or linalg on tensors) down to
+/// the LLVM dialect, ready for mlir::ExecutionEngine. The entry function
+/// `entry` gets a C interface (`_mlir_ciface_<entry>`); its memref
+/// arguments and results have the identity layout, and every result is a
+/// fresh allocation the caller owns and frees.
+void buildLowerToCPUPipeline(mlir::OpPassManager &pm,
+                             llvm::StringRef entry = "main");
+
+/// Registers the passes above and the `vram-lower-to-cpu` pipeline.
+void registerVramPipelines();
+
+} // namespace vram
+
+#endif // VRAM_PIPELINES_PASSES_H

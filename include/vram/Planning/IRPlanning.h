@@ -1,0 +1,102 @@
+//===- IRPlanning.h - between a function's IR and the memory planner -*- C++ -*-===//
+//
+// The planner library knows graphs, not IR. This glue builds a
+// planner::PlanningGraph from a function body (tensors from
+// vram::MemoryAnalysis, op times from the cost model), proposes a
+// memory-friendly op order, writes a Plan back as IR (reordered ops,
+// `vram.recompute` clones, vram.offload / vram.prefetch) and reports why each
+// tensor was kept, recomputed or offloaded. docs/planning.md explains the
+// mapping.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_PLANNING_IRPLANNING_H
+#define VRAM_PLANNING_IRPLANNING_H
+
+#include "vram/Analysis/DeviceProfile.h"
+#include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Planner/Planners.h"
+
+#include "mlir/IR/Block.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <vector>
+
+namespace vram {
+
+/// A function body as the planner sees it, with the way back to IR.
+struct IRPlanningGraph {
+  planner::PlanningGraph graph;
+  /// By OpId: the op of the body that op id stands for.
+  std::vector<mlir::Operation *> ops;
+  /// By TensorId: the value the tensor is; null for the workspace of an op
+  /// (modelled as an output nobody reads, so it lives while its op runs).
+  std::vector<mlir::Value> values;
+  /// By TensorId: the memory analysis' category of the tensor's buffer.
+  std::vector<MemoryCategory> categories;
+  /// The tensor of each value of the body that has one.
+  llvm::DenseMap<mlir::Value, planner::TensorId> tensorOf;
+};
+
+/// Emits an error at each of the first few values `analysis` could not size
+/// (or at `func` when its body is not a single block): planning needs every
+/// size.
+void emitAnalysisErrors(const MemoryAnalysis &analysis, mlir::Operation *func);
+
+/// The ops of `body` the planner schedules, in their current order: all but
+/// the terminator and constants (ConstantLike ops are program data, resident
+/// throughout, so they are tensors without a producer, not ops).
+std::vector<mlir::Operation *> getPlannedOps(mlir::Block &body);
+
+/// A topological order of getPlannedOps(body) chosen greedily for memory:
+/// among the ops whose operands are ready, run the one that grows live bytes
+/// the least (its new buffers minus the buffers it is the last reader of);
+/// ties keep the current order. Ops with memory effects keep their relative
+/// order.
+std::vector<mlir::Operation *>
+scheduleForMemory(mlir::Block &body, const MemoryAnalysis &analysis);
+
+/// Builds the planner's graph for the body `analysis` was computed on, with
+/// ops in `order` (a topological order of getPlannedOps). Op costs are
+/// roofline seconds on `device`. Arguments and constants are persistent
+/// (the caller owns the first, the second are program data) and never
+/// recomputed or offloaded; results of ops with memory effects are not
+/// recomputable; only statically shaped tensors are offloadable.
+IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
+                                   llvm::ArrayRef<mlir::Operation *> order,
+                                   const DeviceProfile &device);
+
+/// The planner's view of `device`: time unit one second, the host link
+/// bandwidth only when `allowOffload`.
+planner::DeviceProfile getPlannerDevice(const DeviceProfile &device,
+                                        bool allowOffload);
+
+/// Estimated seconds of `op` on `device`: host-link time for vram.offload
+/// and vram.prefetch, the roofline of its cost model otherwise.
+double estimateOpSeconds(mlir::Operation *op, const DeviceProfile &device);
+
+struct AppliedPlanStats {
+  unsigned recomputedOps = 0;
+  unsigned offloads = 0;
+  uint64_t offloadedBytes = 0;
+};
+
+/// Rewrites `body` (the body `planning` was built from) to execute `plan`:
+/// constants first, then ops in the plan's order, a clone marked
+/// `vram.recompute` for every later run of an op, vram.offload and
+/// vram.prefetch for the copies, and every use (terminator included)
+/// redirected to the instance of its tensor that is resident at that point.
+AppliedPlanStats applyPlan(mlir::Block &body, const IRPlanningGraph &planning,
+                           const planner::Plan &plan);
+
+/// One line per tensor an op produces: its bytes, category and what the plan
+/// does with it, with the times that decided it.
+void printPlanReport(llvm::raw_ostream &os, llvm::StringRef functionName,
+                     const IRPlanningGraph &planning,
+                     const planner::Plan &plan, const DeviceProfile &device,
+                     uint64_t budget, bool allowOffload);
+
+} // namespace vram
+
+#endif // VRAM_PLANNING_IRPLANNING_H

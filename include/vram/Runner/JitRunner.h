@@ -1,0 +1,77 @@
+//===- JitRunner.h - lower, JIT-compile and call an entry function -*- C++ -*-===//
+//
+// The execution half of vram-run: lowers a module with vram-lower-to-cpu,
+// compiles it with mlir::ExecutionEngine and calls the entry function's C
+// interface with one memref descriptor per argument.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_RUNNER_JITRUNNER_H
+#define VRAM_RUNNER_JITRUNNER_H
+
+#include "vram/Runner/HostTensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <memory>
+
+namespace vram {
+
+/// One argument or result of the entry function.
+struct TensorSpec {
+  /// `onnx.name` when the importer set it, else `argument<N>` / `result<N>`.
+  std::string name;
+  ElementKind kind;
+  llvm::SmallVector<int64_t> shape;
+  /// `vram.param` ("trainable", "state"); empty for data inputs.
+  std::string paramKind;
+
+  std::string getTypeString() const;
+};
+
+struct FunctionSignature {
+  llvm::SmallVector<TensorSpec> arguments;
+  llvm::SmallVector<TensorSpec> results;
+};
+
+/// The signature of `func` in host terms. Every argument and result must be
+/// a statically shaped tensor of a supported element type; anything else is
+/// an error reported on `func`.
+mlir::FailureOr<FunctionSignature> getFunctionSignature(mlir::func::FuncOp func);
+
+/// Registers what the JIT needs on `registry`: the translations of the
+/// builtin and LLVM dialects to LLVM IR.
+void registerJitTranslations(mlir::DialectRegistry &registry);
+
+class CompiledFunction {
+public:
+  /// Lowers `module` in place (vram-lower-to-cpu) and JIT-compiles it.
+  /// `signature` is @entry's, read before lowering (lowering erases the
+  /// unsigned integer types). Errors are reported on the module's context.
+  static mlir::FailureOr<std::unique_ptr<CompiledFunction>>
+  compile(mlir::ModuleOp module, llvm::StringRef entry,
+          FunctionSignature signature);
+
+  /// Calls the function. `arguments` must match the signature's arguments
+  /// (kind and shape); the results are copied out and their buffers freed.
+  llvm::Expected<llvm::SmallVector<HostTensor>>
+  invoke(llvm::ArrayRef<HostTensor> arguments);
+
+  const FunctionSignature &getSignature() const { return signature; }
+
+private:
+  CompiledFunction(std::unique_ptr<mlir::ExecutionEngine> engine,
+                   std::string entry, FunctionSignature signature)
+      : engine(std::move(engine)), entry(std::move(entry)),
+        signature(std::move(signature)) {}
+
+  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::string entry;
+  FunctionSignature signature;
+};
+
+} // namespace vram
+
+#endif // VRAM_RUNNER_JITRUNNER_H

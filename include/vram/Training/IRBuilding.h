@@ -1,0 +1,106 @@
+//===- IRBuilding.h - builds onnx ops with their result types ---*- C++ -*-===//
+//
+// The training step is built from onnx ops with static shapes; this computes
+// each result type (broadcasting, reductions, transposes) so that the rules
+// in Gradients.cpp read like the math.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_TRAINING_IRBUILDING_H
+#define VRAM_TRAINING_IRBUILDING_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace vram {
+
+/// Window attributes of a Conv / ConvTranspose / pool, defaults filled in.
+struct ConvWindow {
+  llvm::SmallVector<int64_t> kernel, strides, dilations, pads;
+};
+
+/// The ONNX TensorProto.DataType code of an element type (Cast's `to`).
+std::optional<int64_t> getONNXDataType(mlir::Type elementType);
+
+class IRBuilding {
+public:
+  IRBuilding(mlir::OpBuilder &builder, mlir::Location loc)
+      : builder(builder), loc(loc) {}
+
+  mlir::OpBuilder &getBuilder() { return builder; }
+  mlir::Location getLoc() { return loc; }
+
+  /// A rank-0 constant, broadcast by every ONNX binary op.
+  mlir::Value scalar(mlir::Type elementType, double value);
+  mlir::Value splat(mlir::RankedTensorType type, double value);
+  /// A 1-d int64 constant (shapes, axes, pads).
+  mlir::Value int64s(llvm::ArrayRef<int64_t> values);
+  /// Zeros of `type`, materialised by Expand so that they are a buffer of
+  /// the step (allocated where used) and not a constant of the program.
+  mlir::Value zeros(mlir::RankedTensorType type);
+
+  mlir::Value add(mlir::Value a, mlir::Value b);
+  mlir::Value sub(mlir::Value a, mlir::Value b);
+  mlir::Value mul(mlir::Value a, mlir::Value b);
+  mlir::Value div(mlir::Value a, mlir::Value b);
+  mlir::Value pow(mlir::Value a, mlir::Value b);
+  mlir::Value greater(mlir::Value a, mlir::Value b);
+  mlir::Value where(mlir::Value condition, mlir::Value a, mlir::Value b);
+  mlir::Value neg(mlir::Value x);
+  mlir::Value exp(mlir::Value x);
+  mlir::Value log(mlir::Value x);
+  mlir::Value erf(mlir::Value x);
+  mlir::Value tanh(mlir::Value x);
+  mlir::Value sqrt(mlir::Value x);
+  mlir::Value softmax(mlir::Value x, int64_t axis);
+  /// Converts to `elementType`; returns `x` when it has it already.
+  mlir::Value cast(mlir::Value x, mlir::Type elementType);
+
+  mlir::Value reshape(mlir::Value x, llvm::ArrayRef<int64_t> shape);
+  mlir::Value transpose(mlir::Value x, llvm::ArrayRef<int64_t> perm);
+  mlir::Value expand(mlir::Value x, llvm::ArrayRef<int64_t> shape);
+  mlir::Value slice(mlir::Value x, llvm::ArrayRef<int64_t> starts,
+                    llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes);
+  mlir::Value pad(mlir::Value x, llvm::ArrayRef<int64_t> pads,
+                  mlir::Type resultType);
+  mlir::Value concat(mlir::ValueRange parts, int64_t axis,
+                     mlir::Type resultType);
+  mlir::Value scatterAdd(mlir::Value data, mlir::Value indices,
+                         mlir::Value updates, int64_t axis);
+
+  mlir::Value reduceSum(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                        bool keepdims);
+  mlir::Value reduceMean(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                         bool keepdims);
+  /// Sums a broadcast gradient back to the shape of `target`; `grad` itself
+  /// when the shapes match.
+  mlir::Value sumTo(mlir::Value grad, mlir::Type target);
+
+  mlir::Value gemm(mlir::Value a, mlir::Value b, int64_t transA,
+                   int64_t transB, double alpha, mlir::Type resultType);
+  mlir::Value matmul(mlir::Value a, mlir::Value b);
+  mlir::Value conv(mlir::Value x, mlir::Value w, const ConvWindow &window,
+                   mlir::Type resultType);
+  mlir::Value convTranspose(mlir::Value x, mlir::Value w,
+                            const ConvWindow &window, int64_t group,
+                            llvm::ArrayRef<int64_t> outputPadding,
+                            mlir::Type resultType);
+
+private:
+  template <typename OpT>
+  mlir::Value create(mlir::Type type, mlir::ValueRange operands,
+                     llvm::ArrayRef<mlir::NamedAttribute> attributes = {});
+  template <typename OpT> mlir::Value broadcast(mlir::Value a, mlir::Value b);
+  template <typename OpT> mlir::Value unary(mlir::Value x);
+  template <typename OpT>
+  mlir::Value reduce(mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                     bool keepdims);
+  mlir::Value none();
+
+  mlir::OpBuilder &builder;
+  mlir::Location loc;
+};
+
+} // namespace vram
+
+#endif // VRAM_TRAINING_IRBUILDING_H

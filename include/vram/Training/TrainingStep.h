@@ -1,0 +1,42 @@
+//===- TrainingStep.h - builds a training step from a forward pass -*- C++ -*-===//
+
+#ifndef VRAM_TRAINING_TRAININGSTEP_H
+#define VRAM_TRAINING_TRAININGSTEP_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace vram {
+
+enum class LossKind { MeanSquaredError, CrossEntropy };
+enum class OptimizerKind { SGD, Momentum, Adam, AdamW };
+enum class PrecisionKind { FP32, FP16, BF16, AmpFP16, AmpBF16 };
+
+struct TrainingOptions {
+  LossKind loss = LossKind::MeanSquaredError;
+  /// Cross-entropy labels: int64 class indices (N) instead of one-hot rows.
+  bool indexLabels = false;
+  OptimizerKind optimizer = OptimizerKind::SGD;
+  PrecisionKind precision = PrecisionKind::FP32;
+  double learningRate = 0.01;
+  double momentum = 0.9;
+  double beta1 = 0.9, beta2 = 0.999;
+  double epsilon = 1e-8;
+  double weightDecay = 0.0;
+  /// Loss scale of fp16 training (1: none).
+  double lossScale = 65536.0;
+  /// Parameter names (onnx.name) or globs (`layer1.*`) that get no gradient.
+  llvm::SmallVector<std::string> frozen;
+};
+
+/// Rewrites `func` (the forward pass, returning the prediction) in place
+/// into one training step: forward, loss, backward, optimizer update. Errors
+/// are emitted on the function or the op that causes them.
+mlir::LogicalResult buildTrainingStep(mlir::func::FuncOp func,
+                                      const TrainingOptions &options);
+
+} // namespace vram
+
+#endif // VRAM_TRAINING_TRAININGSTEP_H

@@ -1,0 +1,415 @@
+//===- Normalization.cpp - normalization, Softmax and Dropout to linalg ---===//
+//
+// BatchNormalization and LayerNormalization become linalg.generic
+// reductions (mean, then population variance around it) and one elementwise
+// linalg.generic that normalizes, scales and shifts; Softmax becomes
+// linalg.softmax; Dropout outside training is the identity.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "vram/Conversion/ONNXToLinalg/ONNXToLinalg.h"
+#include "vram/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::onnx_to_linalg;
+
+/// Converts a float scalar to `type` (extf/truncf); identity if it has it.
+static Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  if (value.getType().getIntOrFloatBitWidth() < type.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
+
+/// f16 and bf16 statistics are computed in f32, as ONNX requires for
+/// BatchNormalization's ReduceMean/ReduceVar.
+static FloatType accumulatorType(FloatType type) {
+  if (type.getWidth() < 32)
+    return Float32Type::get(type.getContext());
+  return type;
+}
+
+/// Statistics of X over every dim not in `keptDims`, one per kept position:
+/// the mean and the population variance sum((x - mean)^2) / count, in
+/// `accType`.
+static std::pair<Value, Value> createMeanAndVariance(OpBuilder &b, Location loc,
+                                                     Value x,
+                                                     ArrayRef<int64_t> keptDims,
+                                                     FloatType accType) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  MLIRContext *context = b.getContext();
+  unsigned rank = xType.getRank();
+  SmallVector<int64_t> statShape;
+  SmallVector<AffineExpr> statExprs;
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  int64_t count = xType.getNumElements();
+  for (int64_t d : keptDims) {
+    statShape.push_back(xType.getDimSize(d));
+    statExprs.push_back(getAffineDimExpr(d, context));
+    iterators[d] = utils::IteratorType::parallel;
+    count /= xType.getDimSize(d);
+  }
+  auto statType = RankedTensorType::get(statShape, accType);
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap statMap = AffineMap::get(rank, 0, statExprs, context);
+  AffineMap statIdentity = b.getMultiDimIdentityMap(statShape.size());
+  Value countValue =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(accType, count));
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
+
+  auto reduce = [&](ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                    ScalarBodyBuilder term) {
+    Value init = createFilledTensor(b, loc, statType, zero);
+    SmallVector<AffineMap> maps(inputMaps);
+    maps.push_back(statMap);
+    return linalg::GenericOp::create(
+               b, loc, statType, inputs, init, maps, iterators,
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value sum = arith::AddFOp::create(
+                     nb, nloc, args.back(), term(nb, nloc, args.drop_back()));
+                 linalg::YieldOp::create(nb, nloc, sum);
+               })
+        .getResult(0);
+  };
+  auto divideByCount = [&](Value sums) {
+    return buildParallelGeneric(
+        b, loc, statType, sums, statIdentity,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+          return arith::DivFOp::create(nb, nloc, args[0], countValue);
+        });
+  };
+
+  Value mean = divideByCount(
+      reduce(x, identity, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        return castFloat(nb, nloc, args[0], accType);
+      }));
+  Value variance = divideByCount(reduce(
+      {x, mean}, {identity, statMap},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) -> Value {
+        Value diff = arith::SubFOp::create(
+            nb, nloc, castFloat(nb, nloc, args[0], accType), args[1]);
+        return arith::MulFOp::create(nb, nloc, diff, diff);
+      }));
+  return {mean, variance};
+}
+
+/// The map reading `value` (Scale or B) broadcast unidirectionally to
+/// `shape`; a lowering error if it does not broadcast.
+static FailureOr<AffineMap> broadcastMap(Operation *op, StringRef name,
+                                         Value value, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t offset = shape.size() - type.getRank();
+  if (offset < 0)
+    return emitLoweringError(op) << name << " has a higher rank than X";
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (type.getDimSize(i) != 1 && type.getDimSize(i) != shape[offset + i])
+      return emitLoweringError(op)
+             << name << " dimension " << i << " (" << type.getDimSize(i)
+             << ") does not broadcast to " << shape[offset + i];
+  return getBroadcastIndexingMap(op->getContext(), type.getShape(), shape);
+}
+
+/// Checks that every tensor operand and result of `op` has a float element
+/// type.
+static LogicalResult checkFloatTensors(Operation *op) {
+  for (Type type : llvm::concat<const Type>(op->getOperandTypes(),
+                                            op->getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && !isa<FloatType>(tensor.getElementType()))
+      return emitLoweringError(op) << "element type "
+                                   << tensor.getElementType()
+                                   << " is not a float type";
+  }
+  return success();
+}
+
+namespace {
+
+/// Y = (X - mean) / sqrt(var + epsilon) * scale + B per channel (dim 1),
+/// with the given statistics in inference mode and the batch's (over N and
+/// the spatial dims) in training mode, which also yields
+/// running = input * momentum + batch * (1 - momentum).
+struct BatchNormalizationLowering
+    : ONNXToLinalgPattern<ONNXBatchNormalizationOp> {
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+  LogicalResult
+  lower(ONNXBatchNormalizationOp op, OpAdaptor adaptor,
+        ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkFloatTensors(op)))
+      return failure();
+    Location loc = op.getLoc();
+    auto xType = cast<RankedTensorType>(adaptor.getX().getType());
+    auto xElement = cast<FloatType>(xType.getElementType());
+    FloatType accType = accumulatorType(xElement);
+    unsigned rank = xType.getRank();
+    MLIRContext *context = rewriter.getContext();
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap channelMap =
+        AffineMap::get(rank, 0, getAffineDimExpr(1, context));
+    bool training = op.getTrainingMode() != 0;
+
+    Value mean = adaptor.getInputMean(), variance = adaptor.getInputVar();
+    if (training)
+      std::tie(mean, variance) =
+          createMeanAndVariance(rewriter, loc, adaptor.getX(), {1}, accType);
+    Value epsilon = arith::ConstantOp::create(
+        rewriter, loc,
+        rewriter.getFloatAttr(accType,
+                              op.getEpsilonAttr().getValueAsDouble()));
+    Value y = buildParallelGeneric(
+        rewriter, loc, xType,
+        {adaptor.getX(), adaptor.getScale(), adaptor.getB(), mean, variance},
+        {identity, channelMap, channelMap, channelMap, channelMap},
+        [&](OpBuilder &b, Location nloc, ValueRange args) {
+          SmallVector<Value> acc = llvm::to_vector(llvm::map_range(
+              args, [&](Value v) { return castFloat(b, nloc, v, accType); }));
+          Value centered = arith::SubFOp::create(b, nloc, acc[0], acc[3]);
+          Value stddev = math::SqrtOp::create(
+              b, nloc, arith::AddFOp::create(b, nloc, acc[4], epsilon));
+          Value normalized = arith::DivFOp::create(b, nloc, centered, stddev);
+          Value scaled = arith::MulFOp::create(b, nloc, normalized, acc[1]);
+          Value shifted = arith::AddFOp::create(b, nloc, scaled, acc[2]);
+          return castFloat(b, nloc, shifted, xElement);
+        });
+
+    SmallVector<Value> results = {y};
+    double momentumValue = op.getMomentumAttr().getValueAsDouble();
+    Value momentum = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(accType, momentumValue));
+    Value rest = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(accType, 1.0 - momentumValue));
+    for (auto [running, input, batch] :
+         {std::tuple<Value, Value, Value>(op.getRunningMean(),
+                                          adaptor.getInputMean(), mean),
+          std::tuple<Value, Value, Value>(op.getRunningVar(),
+                                          adaptor.getInputVar(), variance)}) {
+      if (isa<NoneType>(running.getType())) {
+        results.push_back(ONNXNoValueOp::create(rewriter, loc));
+        continue;
+      }
+      RankedTensorType runningType = convertTensorType(running.getType());
+      AffineMap vectorMap = rewriter.getMultiDimIdentityMap(1);
+      results.push_back(buildParallelGeneric(
+          rewriter, loc, runningType, {input, batch}, {vectorMap, vectorMap},
+          [&](OpBuilder &b, Location nloc, ValueRange args) {
+            Value kept = arith::MulFOp::create(
+                b, nloc, castFloat(b, nloc, args[0], accType), momentum);
+            Value added = arith::MulFOp::create(
+                b, nloc, castFloat(b, nloc, args[1], accType), rest);
+            return castFloat(b, nloc,
+                             arith::AddFOp::create(b, nloc, kept, added),
+                             runningType.getElementType());
+          }));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// The float type of ONNX TensorProto.DataType `stashType`, or null.
+static FloatType stashFloatType(MLIRContext *context, int64_t stashType) {
+  switch (stashType) {
+  case 1:
+    return Float32Type::get(context);
+  case 10:
+    return Float16Type::get(context);
+  case 11:
+    return Float64Type::get(context);
+  case 16:
+    return BFloat16Type::get(context);
+  default:
+    return {};
+  }
+}
+
+/// Normalizes X over dims [axis, rank) in the stash_type precision, casts
+/// back to X's type, then scales and shifts; Mean and InvStdDev keep the
+/// reduced dims as 1s.
+struct LayerNormalizationLowering
+    : ONNXToLinalgPattern<ONNXLayerNormalizationOp> {
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+  LogicalResult
+  lower(ONNXLayerNormalizationOp op, OpAdaptor adaptor,
+        ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkFloatTensors(op)))
+      return failure();
+    MLIRContext *context = rewriter.getContext();
+    FloatType stashType = stashFloatType(context, op.getStashType());
+    if (!stashType)
+      return emitLoweringError(op) << "stash_type " << op.getStashType()
+                                   << " is not a float type";
+    Location loc = op.getLoc();
+    auto xType = cast<RankedTensorType>(adaptor.getX().getType());
+    auto xElement = cast<FloatType>(xType.getElementType());
+    int64_t rank = xType.getRank();
+    int64_t axis = op.getAxisAttr().getInt();
+    if (axis < 0)
+      axis += rank;
+    SmallVector<int64_t> keptDims = llvm::to_vector(llvm::seq<int64_t>(0, axis));
+
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap statMap = AffineMap::get(
+        rank, 0,
+        llvm::to_vector(llvm::map_range(
+            keptDims, [&](int64_t d) { return getAffineDimExpr(d, context); })),
+        context);
+    SmallVector<Value> inputs = {adaptor.getX()};
+    SmallVector<AffineMap> maps = {identity};
+    for (auto [name, value] : {std::pair<StringRef, Value>{"Scale",
+                                                           adaptor.getScale()},
+                               {"B", adaptor.getB()}}) {
+      if (isa<NoneType>(value.getType()))
+        continue;
+      FailureOr<AffineMap> map =
+          broadcastMap(op, name, value, xType.getShape());
+      if (failed(map))
+        return failure();
+      inputs.push_back(value);
+      maps.push_back(*map);
+    }
+    bool hasBias = inputs.size() == 3;
+
+    auto [mean, variance] =
+        createMeanAndVariance(rewriter, loc, adaptor.getX(), keptDims, stashType);
+    auto statType = cast<RankedTensorType>(mean.getType());
+    Value epsilon = arith::ConstantOp::create(
+        rewriter, loc,
+        rewriter.getFloatAttr(stashType,
+                              op.getEpsilonAttr().getValueAsDouble()));
+    Value one = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(stashType, 1.0));
+    Value invStdDev = buildParallelGeneric(
+        rewriter, loc, statType, variance,
+        rewriter.getMultiDimIdentityMap(statType.getRank()),
+        [&](OpBuilder &b, Location nloc, ValueRange args) -> Value {
+          Value stddev = math::SqrtOp::create(
+              b, nloc, arith::AddFOp::create(b, nloc, args[0], epsilon));
+          return arith::DivFOp::create(b, nloc, one, stddev);
+        });
+
+    inputs.append({mean, invStdDev});
+    maps.append({statMap, statMap});
+    Value y = buildParallelGeneric(
+        rewriter, loc, xType, inputs, maps,
+        [&](OpBuilder &b, Location nloc, ValueRange args) {
+          Value centered = arith::SubFOp::create(
+              b, nloc, castFloat(b, nloc, args[0], stashType),
+              args[args.size() - 2]);
+          Value normalized = castFloat(
+              b, nloc, arith::MulFOp::create(b, nloc, centered, args.back()),
+              xElement);
+          Value result = arith::MulFOp::create(
+              b, nloc, normalized, castFloat(b, nloc, args[1], xElement));
+          if (hasBias)
+            result = arith::AddFOp::create(
+                b, nloc, result, castFloat(b, nloc, args[2], xElement));
+          return result;
+        });
+
+    SmallVector<Value> results = {y};
+    for (auto [output, stat] :
+         {std::pair<Value, Value>(op.getMean(), mean),
+          std::pair<Value, Value>(op.getInvStdDev(), invStdDev)}) {
+      if (isa<NoneType>(output.getType())) {
+        results.push_back(ONNXNoValueOp::create(rewriter, loc));
+        continue;
+      }
+      RankedTensorType outputType = convertTensorType(output.getType());
+      if (outputType.getElementType() != stashType)
+        return emitLoweringError(op)
+               << "Mean and InvStdDev must have the stash_type";
+      // Kept dims map one to one; the reduced ones become 1s, absorbed by
+      // the last kept dim (or, with axis = 0, by a rank-0 statistic).
+      SmallVector<ReassociationIndices> groups;
+      for (int64_t d = 0; d < axis; ++d)
+        groups.push_back({d});
+      if (!groups.empty())
+        for (int64_t d = axis; d < rank; ++d)
+          groups.back().push_back(d);
+      results.push_back(tensor::ExpandShapeOp::create(rewriter, loc, outputType,
+                                                      stat, groups));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct SoftmaxLowering : ONNXToLinalgPattern<ONNXSoftmaxOp> {
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+  LogicalResult
+  lower(ONNXSoftmaxOp op, OpAdaptor adaptor,
+        ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkFloatTensors(op)))
+      return failure();
+    auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+    int64_t axis = op.getAxisAttr().getInt();
+    if (axis < 0)
+      axis += type.getRank();
+    Value empty = createEmptyTensor(rewriter, op.getLoc(), type);
+    rewriter.replaceOp(op, linalg::SoftmaxOp::create(
+                               rewriter, op.getLoc(), type, adaptor.getInput(),
+                               empty, static_cast<uint64_t>(axis))
+                               ->getResult(0));
+    return success();
+  }
+};
+
+/// Dropout is the identity (mask all true) unless training_mode is true and
+/// ratio is not 0: only then would it draw random numbers.
+struct DropoutLowering : ONNXToLinalgPattern<ONNXDropoutOp> {
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+  LogicalResult
+  lower(ONNXDropoutOp op, OpAdaptor adaptor,
+        ConversionPatternRewriter &rewriter) const override {
+    if (!isa<NoneType>(op.getTrainingMode().getType())) {
+      std::optional<SmallVector<int64_t>> training =
+          getConstantIntValues(op.getTrainingMode(), adaptor.getTrainingMode());
+      if (!training || training->size() != 1)
+        return emitLoweringError(op) << "training_mode must be a constant";
+      if (training->front() != 0) {
+        // ratio defaults to 0.5.
+        std::optional<SmallVector<double>> ratio;
+        if (!isa<NoneType>(op.getRatio().getType()))
+          ratio = getConstantFloatValues(op.getRatio());
+        if (!ratio || ratio->size() != 1 || ratio->front() != 0.0)
+          return emitLoweringError(op) << "Dropout in training mode needs a "
+                                          "random generator; not supported";
+      }
+    }
+    SmallVector<Value> results = {adaptor.getData()};
+    if (isa<NoneType>(op.getMask().getType())) {
+      results.push_back(ONNXNoValueOp::create(rewriter, op.getLoc()));
+    } else {
+      Value allTrue = arith::ConstantOp::create(rewriter, op.getLoc(),
+                                                rewriter.getBoolAttr(true));
+      results.push_back(createFilledTensor(
+          rewriter, op.getLoc(), convertTensorType(op.getMask().getType()),
+          allTrue));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void vram::populateNormalizationToLinalgPatterns(
+    const TypeConverter &typeConverter, RewritePatternSet &patterns) {
+  patterns.add<BatchNormalizationLowering, LayerNormalizationLowering,
+               SoftmaxLowering, DropoutLowering>(typeConverter,
+                                                 patterns.getContext());
+}

@@ -1,0 +1,88 @@
+//===- LowerToCPU.cpp - the vram-lower-to-cpu pass pipeline ---------------===//
+//
+// Every step is an upstream pass except the two in Passes.td, which upstream
+// lacks; docs/execution.md explains the order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Conversion/Passes.h"
+#include "vram/Pipelines/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
+  // onnx -> linalg, tensor, arith, math on tensors. Inputs already in
+  // linalg pass through untouched.
+  pm.addPass(createConvertONNXToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOpsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Tensors -> buffers. The identity layout at function boundaries is what
+  // a caller can build a descriptor for without knowing the body.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Ownership-based deallocation: every buffer freed after its last use,
+  // returned buffers owned by the caller.
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  // Buffers -> scalar loops -> CFG.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  // expand-strided-metadata computes offsets with affine.apply.
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(arith::createArithExpandOpsPass());
+
+  // -> LLVM dialect. Math ops with an LLVM intrinsic go first; the rest
+  // (erf, tanh, ...) become libm calls, which the JIT resolves in the
+  // process (libm is always loaded); integer powers get outlined loops.
+  EmitCInterfacePassOptions emitOptions;
+  emitOptions.entry = entry.str();
+  pm.addPass(createEmitCInterfacePass(emitOptions));
+  pm.addPass(createConvertMathToFuncs());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+namespace {
+struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("Function that gets a C interface"),
+                            llvm::cl::init("main")};
+};
+} // namespace
+
+void vram::registerVramPipelines() {
+  registerVramPipelinesPasses();
+  PassPipelineRegistration<LowerToCPUOptions>(
+      "vram-lower-to-cpu",
+      "Lowers onnx or linalg on tensors to the LLVM dialect for CPU "
+      "execution (bufferization, deallocation, loops, C interface)",
+      [](OpPassManager &pm, const LowerToCPUOptions &options) {
+        buildLowerToCPUPipeline(pm, options.entry);
+      });
+}

@@ -1,0 +1,422 @@
+//===- IRPlanning.cpp - between a function's IR and the memory planner ----===//
+
+#include "vram/Planning/IRPlanning.h"
+#include "vram/Analysis/CostModel.h"
+#include "vram/Dialect/Vram/VramOps.h"
+#include "vram/Support/ByteSize.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
+
+#include <set>
+
+using namespace mlir;
+
+namespace vram {
+
+static bool isConstant(Operation *op) {
+  return op->hasTrait<OpTrait::ConstantLike>();
+}
+
+void emitAnalysisErrors(const MemoryAnalysis &analysis, Operation *func) {
+  if (analysis.getUnsizedValues().empty()) {
+    emitError(func->getLoc(),
+              "memory planning needs a function with a single-block body");
+    return;
+  }
+  constexpr size_t kMaxReported = 3;
+  for (const UnsizedValue &value :
+       analysis.getUnsizedValues().take_front(kMaxReported))
+    emitError(value.value.getLoc())
+        << "cannot size '" << getValueName(value.value) << "' of type "
+        << value.value.getType() << ": " << value.reason;
+}
+
+std::vector<Operation *> getPlannedOps(Block &body) {
+  std::vector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    if (!isConstant(&op))
+      ops.push_back(&op);
+  return ops;
+}
+
+/// Calls `fn` on every value `op` or an op nested in it reads.
+template <typename Fn>
+static void forEachOperand(Operation *op, Fn fn) {
+  op->walk([&](Operation *nested) {
+    for (OpOperand &operand : nested->getOpOperands())
+      fn(operand);
+  });
+}
+
+std::vector<Operation *> scheduleForMemory(Block &body,
+                                           const MemoryAnalysis &analysis) {
+  std::vector<Operation *> ops = getPlannedOps(body);
+  llvm::DenseMap<Operation *, unsigned> indexOf;
+  for (auto [i, op] : llvm::enumerate(ops))
+    indexOf[op] = i;
+  ArrayRef<Buffer> buffers = analysis.getBuffers();
+  auto bufferIndex = [&](Value value) -> unsigned {
+    return &analysis.getBuffer(value) - buffers.data();
+  };
+
+  // Per op: the ops it waits for, the buffers it reads and the buffers it
+  // allocates; per buffer: how many ops still read it.
+  std::vector<llvm::SmallSetVector<unsigned, 4>> predecessors(ops.size());
+  std::vector<llvm::SmallSetVector<unsigned, 4>> reads(ops.size());
+  std::vector<uint64_t> allocated(ops.size(), 0);
+  std::vector<unsigned> pendingReaders(buffers.size(), 0);
+  std::optional<unsigned> lastEffecting;
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    forEachOperand(op, [&](OpOperand &operand) {
+      Value value = operand.get();
+      if (Operation *def = value.getDefiningOp())
+        if (auto it = indexOf.find(def); it != indexOf.end() && it->second != i)
+          predecessors[i].insert(it->second);
+      if (isa<ShapedType>(value.getType()))
+        reads[i].insert(bufferIndex(value));
+    });
+    for (Value result : op->getResults())
+      if (isa<ShapedType>(result.getType()) &&
+          analysis.getBuffer(result).root == result)
+        allocated[i] += analysis.getBuffer(result).bytes;
+    // Reordering ops with effects could change what the program computes.
+    if (!isMemoryEffectFree(op)) {
+      if (lastEffecting)
+        predecessors[i].insert(*lastEffecting);
+      lastEffecting = i;
+    }
+    for (unsigned buffer : reads[i])
+      ++pendingReaders[buffer];
+  }
+  // Only buffers allocated by ops and not returned are freed early.
+  auto isFreeable = [&](unsigned buffer) {
+    const Buffer &b = buffers[buffer];
+    auto result = dyn_cast_or_null<OpResult>(b.root);
+    return result && !isConstant(result.getOwner()) &&
+           b.category != MemoryCategory::Output;
+  };
+
+  std::vector<unsigned> waitingFor(ops.size());
+  std::vector<llvm::SmallVector<unsigned, 2>> successors(ops.size());
+  for (auto [i, preds] : llvm::enumerate(predecessors)) {
+    waitingFor[i] = preds.size();
+    for (unsigned pred : preds)
+      successors[pred].push_back(i);
+  }
+  std::set<unsigned> ready;
+  for (unsigned i = 0; i < ops.size(); ++i)
+    if (waitingFor[i] == 0)
+      ready.insert(i);
+
+  std::vector<Operation *> order;
+  order.reserve(ops.size());
+  while (!ready.empty()) {
+    // Growth of live bytes once the op has run; the first minimum in the
+    // current order wins, so an order that is already good is kept.
+    std::optional<unsigned> best;
+    int64_t bestGrowth = 0;
+    for (unsigned i : ready) {
+      int64_t growth = allocated[i];
+      for (unsigned buffer : reads[i])
+        if (pendingReaders[buffer] == 1 && isFreeable(buffer))
+          growth -= buffers[buffer].bytes;
+      if (!best || growth < bestGrowth) {
+        best = i;
+        bestGrowth = growth;
+      }
+    }
+    ready.erase(*best);
+    order.push_back(ops[*best]);
+    for (unsigned buffer : reads[*best])
+      --pendingReaders[buffer];
+    for (unsigned succ : successors[*best])
+      if (--waitingFor[succ] == 0)
+        ready.insert(succ);
+  }
+  return order;
+}
+
+planner::DeviceProfile getPlannerDevice(const DeviceProfile &device,
+                                        bool allowOffload) {
+  planner::DeviceProfile profile;
+  profile.computeSpeed = 1.0;
+  profile.hostLinkBytesPerTime = allowOffload ? device.hostLinkBandwidth : 0;
+  profile.copiesOverlapCompute = device.copiesOverlapCompute;
+  return profile;
+}
+
+/// The element type whose peak rate an op runs at: that of its first shaped
+/// result, else of its first shaped operand.
+static Type getComputeElementType(Operation *op) {
+  for (Type type : op->getResultTypes())
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      return shaped.getElementType();
+  for (Type type : op->getOperandTypes())
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      return shaped.getElementType();
+  return Float32Type::get(op->getContext());
+}
+
+double estimateOpSeconds(Operation *op, const DeviceProfile &device) {
+  if (auto offload = dyn_cast<OffloadOp>(op))
+    return estimateHostTransferSeconds(offload.getTransferBytes(), device);
+  if (auto prefetch = dyn_cast<PrefetchOp>(op))
+    return estimateHostTransferSeconds(prefetch.getTransferBytes(), device);
+  return estimateSeconds(estimateOpCost(op), getComputeElementType(op),
+                         device);
+}
+
+/// The planner's category: what decides whether a tensor may be freed.
+static planner::TensorCategory toPlannerCategory(MemoryCategory category) {
+  switch (category) {
+  case MemoryCategory::Parameter:
+  case MemoryCategory::State:
+    return planner::TensorCategory::Parameter;
+  case MemoryCategory::OptimizerState:
+    return planner::TensorCategory::OptimizerState;
+  case MemoryCategory::Gradient:
+    return planner::TensorCategory::Gradient;
+  case MemoryCategory::Output:
+    return planner::TensorCategory::Output;
+  case MemoryCategory::Input:
+    return planner::TensorCategory::Input;
+  case MemoryCategory::SavedActivation:
+  case MemoryCategory::Activation:
+  case MemoryCategory::Workspace:
+    return planner::TensorCategory::Activation;
+  }
+  llvm_unreachable("unknown memory category");
+}
+
+IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
+                                   ArrayRef<Operation *> order,
+                                   const DeviceProfile &device) {
+  IRPlanningGraph result;
+  planner::PlanningGraph &graph = result.graph;
+  auto addTensor = [&](Value value, std::optional<planner::OpId> producer,
+                       bool recomputable) {
+    const Buffer &buffer = analysis.getBuffer(value);
+    planner::TensorCategory category = toPlannerCategory(buffer.category);
+    // The caller owns arguments and constants are program data: the memory
+    // analysis (and so the plan verifier) counts both at every point, so the
+    // planner must not think it can free them.
+    if (!producer)
+      category = planner::TensorCategory::Parameter;
+    auto tensorType = dyn_cast<RankedTensorType>(value.getType());
+    bool offloadable = producer && tensorType && tensorType.hasStaticShape();
+    planner::TensorId id =
+        graph.addTensor(getValueName(value), buffer.bytes, category, producer,
+                        recomputable && producer.has_value(), offloadable);
+    result.values.push_back(value);
+    result.categories.push_back(buffer.category);
+    result.tensorOf[value] = id;
+  };
+
+  if (!analysis.getSchedule().empty()) {
+    Block *body = analysis.getSchedule().front()->getBlock();
+    for (BlockArgument arg : body->getArguments())
+      if (isa<ShapedType>(arg.getType()))
+        addTensor(arg, std::nullopt, false);
+    for (Operation &op : body->without_terminator())
+      if (isConstant(&op))
+        for (Value value : op.getResults())
+          if (isa<ShapedType>(value.getType()))
+            addTensor(value, std::nullopt, false);
+  }
+
+  for (Operation *op : order) {
+    planner::OpId id = graph.addOp(getOpName(op), estimateOpSeconds(op, device),
+                                   isBackwardOp(op));
+    result.ops.push_back(op);
+    // Reads first: an op never reads its own results.
+    forEachOperand(op, [&](OpOperand &operand) {
+      if (auto it = result.tensorOf.find(operand.get());
+          it != result.tensorOf.end())
+        graph.addUse(id, it->second);
+    });
+    // Re-running an op is the same computation only when it has no effects.
+    bool recomputable = isMemoryEffectFree(op);
+    for (Value value : op->getResults())
+      if (isa<ShapedType>(value.getType()))
+        addTensor(value, id, recomputable);
+    if (uint64_t workspace = estimateOpCost(op).workspaceBytes) {
+      graph.addTensor("workspace of " + getOpName(op), workspace,
+                      planner::TensorCategory::Activation, id,
+                      /*recomputable=*/true, /*offloadable=*/false);
+      result.values.push_back(nullptr);
+      result.categories.push_back(MemoryCategory::Workspace);
+    }
+  }
+  // Returned values are outputs: the planner keeps them to the end.
+  return result;
+}
+
+AppliedPlanStats applyPlan(Block &body, const IRPlanningGraph &planning,
+                           const planner::Plan &plan) {
+  const planner::PlanningGraph &graph = planning.graph;
+  AppliedPlanStats stats;
+  size_t numTensors = graph.numTensors();
+  // The value holding each tensor's resident instance, and its host copy.
+  std::vector<Value> current(numTensors), hostCopy(numTensors);
+  std::vector<bool> resident(numTensors, false);
+  for (planner::TensorId t = 0; t < numTensors; ++t)
+    if (!graph.tensor(t).producer) {
+      current[t] = planning.values[t];
+      resident[t] = true;
+    }
+  std::vector<unsigned> runs(graph.numOps(), 0);
+
+  // Constants have no operands: they go first, in their order, so every
+  // op placed after them may read them.
+  SmallVector<Operation *> constants;
+  for (Operation &op : body.without_terminator())
+    if (isConstant(&op))
+      constants.push_back(&op);
+  for (Operation *constant : llvm::reverse(constants))
+    constant->moveBefore(&body.front());
+
+  Operation *terminator = body.getTerminator();
+  OpBuilder builder(terminator);
+  auto redirectUses = [&](Operation *op) {
+    forEachOperand(op, [&](OpOperand &operand) {
+      auto it = planning.tensorOf.find(operand.get());
+      if (it != planning.tensorOf.end() && current[it->second] &&
+          current[it->second] != operand.get())
+        operand.set(current[it->second]);
+    });
+  };
+
+  for (const planner::PlanStep &step : plan.steps) {
+    switch (step.kind) {
+    case planner::StepKind::Compute: {
+      Operation *op = planning.ops[step.id];
+      Operation *instance = op;
+      if (runs[step.id]++ == 0) {
+        op->moveBefore(terminator);
+      } else {
+        instance = builder.clone(*op);
+        instance->setAttr(VramDialect::kRecomputeAttrName,
+                          builder.getUnitAttr());
+        ++stats.recomputedOps;
+      }
+      redirectUses(instance);
+      for (planner::TensorId t : graph.op(step.id).outputs) {
+        Value original = planning.values[t];
+        // A rerun of a multi-output op also makes outputs that are still
+        // resident; the planner drops those copies, so uses stay put.
+        if (resident[t] || !original)
+          continue;
+        current[t] =
+            instance->getResult(cast<OpResult>(original).getResultNumber());
+        resident[t] = true;
+      }
+      break;
+    }
+    case planner::StepKind::Offload: {
+      Value device = current[step.id];
+      auto type = cast<RankedTensorType>(device.getType());
+      hostCopy[step.id] = OffloadOp::create(
+          builder, device.getLoc(), HostTensorType::get(type.getContext(), type), device);
+      ++stats.offloads;
+      stats.offloadedBytes += graph.tensor(step.id).bytes;
+      break;
+    }
+    case planner::StepKind::Prefetch: {
+      Value host = hostCopy[step.id];
+      auto type = cast<HostTensorType>(host.getType()).getTensorType();
+      current[step.id] =
+          PrefetchOp::create(builder, host.getLoc(), type, host);
+      resident[step.id] = true;
+      break;
+    }
+    case planner::StepKind::Free:
+      // Liveness ends at the last use; the IR needs no free.
+      resident[step.id] = false;
+      break;
+    }
+  }
+  redirectUses(terminator);
+  return stats;
+}
+
+/// `1.23 us`: seconds in the unit that keeps 1-3 digits before the point.
+static std::string formatSeconds(double seconds) {
+  const char *unit = "s";
+  double value = seconds;
+  if (seconds < 1e-6) {
+    value = seconds * 1e9;
+    unit = "ns";
+  } else if (seconds < 1e-3) {
+    value = seconds * 1e6;
+    unit = "us";
+  } else if (seconds < 1) {
+    value = seconds * 1e3;
+    unit = "ms";
+  }
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.3g %s", value, unit);
+  return text;
+}
+
+void printPlanReport(raw_ostream &os, StringRef functionName,
+                     const IRPlanningGraph &planning,
+                     const planner::Plan &plan, const DeviceProfile &device,
+                     uint64_t budget, bool allowOffload) {
+  const planner::PlanningGraph &graph = planning.graph;
+  const planner::SimulationResult &sim = plan.simulation;
+  unsigned recomputes = 0;
+  uint64_t offloaded = 0;
+  for (const planner::TensorDecision &decision : plan.decisions)
+    recomputes += decision.recomputeSteps.size();
+  for (const planner::PlanStep &step : plan.steps)
+    if (step.kind == planner::StepKind::Offload)
+      offloaded += graph.tensor(step.id).bytes;
+  os << "plan @" << functionName << ": budget " << formatExactBytes(budget)
+     << " B, planned peak " << formatExactBytes(sim.peakBytes)
+     << " B (unplanned " << formatExactBytes(planner::unplannedPeak(graph))
+     << " B), " << recomputes << " tensor recomputations, "
+     << formatExactBytes(offloaded) << " B offloaded, overhead "
+     << llvm::format("%.1f%%", sim.overhead() * 100) << " of "
+     << formatSeconds(sim.baselineTime) << " on " << device.name << "\n";
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (!tensor.producer || !planning.values[t])
+      continue;
+    const planner::TensorDecision &decision = plan.decisions[t];
+    double recomputeSeconds = graph.op(*tensor.producer).cost;
+    double roundTripSeconds =
+        2 * estimateHostTransferSeconds(tensor.bytes, device);
+    os << "  " << tensor.name << ": " << formatExactBytes(tensor.bytes)
+       << " B " << getCategoryKey(planning.categories[t]) << ", ";
+    if (decision.isOffloaded()) {
+      os << "offloaded " << decision.offloadSteps.size()
+         << "x: a round trip to host takes " << formatSeconds(roundTripSeconds)
+         << ", rerunning its producer " << formatSeconds(recomputeSeconds);
+      if (decision.isRecomputed())
+        os << "; also recomputed " << decision.recomputeSteps.size() << "x";
+    } else if (decision.isRecomputed()) {
+      os << "recomputed " << decision.recomputeSteps.size()
+         << "x: rerunning its producer takes "
+         << formatSeconds(recomputeSeconds);
+      if (allowOffload && tensor.offloadable)
+        os << ", a round trip to host " << formatSeconds(roundTripSeconds);
+      else if (!tensor.offloadable)
+        os << " (it cannot be offloaded)";
+      else
+        os << " (offload disabled)";
+    } else if (graph.mustStayResident(t)) {
+      os << "kept: " << getCategoryKey(planning.categories[t])
+         << " stays to the end";
+    } else if (!tensor.recomputable && !tensor.offloadable) {
+      os << "kept: it can be neither recomputed nor offloaded";
+    } else {
+      os << "kept: the budget allows it";
+    }
+    os << "\n";
+  }
+}
+
+} // namespace vram

@@ -1,0 +1,231 @@
+//===- JitRunner.cpp - lower, JIT-compile and call an entry function ------===//
+
+#include "vram/Runner/JitRunner.h"
+#include "vram/Pipelines/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace mlir;
+using namespace vram;
+
+std::string TensorSpec::getTypeString() const {
+  HostTensor shapeOnly;
+  shapeOnly.kind = kind;
+  shapeOnly.shape = shape;
+  return shapeOnly.getTypeString();
+}
+
+static FailureOr<TensorSpec> getTensorSpec(func::FuncOp func, Type type,
+                                           DictionaryAttr attrs,
+                                           llvm::StringRef what,
+                                           unsigned index) {
+  TensorSpec spec;
+  auto nameAttr =
+      attrs ? attrs.getAs<StringAttr>("onnx.name") : StringAttr();
+  spec.name = nameAttr ? nameAttr.str() : (what + llvm::Twine(index)).str();
+  if (auto param = attrs ? attrs.getAs<StringAttr>("vram.param") : nullptr)
+    spec.paramKind = param.str();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return func.emitError() << what << " " << index << " ('" << spec.name
+                            << "') has type " << type
+                            << "; only statically shaped tensors can be "
+                               "passed to and from compiled code";
+  std::optional<ElementKind> kind = getElementKind(tensor.getElementType());
+  if (!kind)
+    return func.emitError() << what << " " << index << " ('" << spec.name
+                            << "') has unsupported element type "
+                            << tensor.getElementType();
+  spec.kind = *kind;
+  spec.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+  return spec;
+}
+
+FailureOr<FunctionSignature> vram::getFunctionSignature(func::FuncOp func) {
+  FunctionSignature signature;
+  FunctionType type = func.getFunctionType();
+  for (auto [i, argType] : llvm::enumerate(type.getInputs())) {
+    FailureOr<TensorSpec> spec =
+        getTensorSpec(func, argType, func.getArgAttrDict(i), "argument", i);
+    if (failed(spec))
+      return failure();
+    signature.arguments.push_back(std::move(*spec));
+  }
+  for (auto [i, resultType] : llvm::enumerate(type.getResults())) {
+    FailureOr<TensorSpec> spec = getTensorSpec(
+        func, resultType, func.getResultAttrDict(i), "result", i);
+    if (failed(spec))
+      return failure();
+    signature.results.push_back(std::move(*spec));
+  }
+  return signature;
+}
+
+void vram::registerJitTranslations(DialectRegistry &registry) {
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+FailureOr<std::unique_ptr<CompiledFunction>>
+CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
+                          FunctionSignature signature) {
+  PassManager pm(module->getContext());
+  buildLowerToCPUPipeline(pm, entry);
+  if (failed(pm.run(module)))
+    return failure();
+  // onnx.name / vram.param mean nothing to LLVM IR translation, which would
+  // warn about each; they were read into `signature` already.
+  module.walk([](LLVM::LLVMFuncOp llvmFunc) {
+    auto func = cast<FunctionOpInterface>(llvmFunc.getOperation());
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      for (NamedAttribute attr : func.getArgAttrs(i))
+        if (!attr.getName().strref().starts_with("llvm."))
+          func.removeArgAttr(i, attr.getName());
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      for (NamedAttribute attr : func.getResultAttrs(i))
+        if (!attr.getName().strref().starts_with("llvm."))
+          func.removeResultAttr(i, attr.getName());
+  });
+
+  static std::once_flag initTarget;
+  std::call_once(initTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  ExecutionEngineOptions options;
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                            /*targetMachine=*/nullptr);
+  options.transformer = optimize;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // memref.copy of non-contiguous views calls memrefCopy from here.
+  llvm::StringRef runtime[] = {VRAM_C_RUNNER_UTILS_PATH};
+  options.sharedLibPaths = runtime;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return module.emitError() << "JIT compilation failed: "
+                              << llvm::toString(engine.takeError());
+  return std::unique_ptr<CompiledFunction>(new CompiledFunction(
+      std::move(*engine), entry.str(), std::move(signature)));
+}
+
+namespace {
+/// A strided memref descriptor as the LLVM lowering lays it out: allocated
+/// and aligned pointers, offset, then `rank` sizes and `rank` strides, all
+/// 8-byte words. Results of the C interface are these, back to back.
+struct DescriptorView {
+  int64_t *words;
+  int64_t rank;
+
+  void *allocated() const { return reinterpret_cast<void *>(words[0]); }
+  uint8_t *aligned() const { return reinterpret_cast<uint8_t *>(words[1]); }
+  int64_t offset() const { return words[2]; }
+  int64_t size(int64_t d) const { return words[3 + d]; }
+  int64_t stride(int64_t d) const { return words[3 + rank + d]; }
+  static int64_t getNumWords(int64_t rank) { return 3 + 2 * rank; }
+};
+} // namespace
+
+/// memref.get_global lowers to a descriptor whose allocated pointer is this
+/// marker (finalize-memref-to-llvm): the buffer is static, never freed.
+static constexpr uintptr_t kGlobalAllocatedPointer = 0xdeadbeef;
+
+llvm::Expected<llvm::SmallVector<HostTensor>>
+CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  if (arguments.size() != signature.arguments.size())
+    return error("@" + entry + " takes " +
+                 llvm::Twine(signature.arguments.size()) + " arguments, got " +
+                 llvm::Twine(arguments.size()));
+  // The identity layout: offset 0, row-major strides.
+  std::vector<std::vector<int64_t>> descriptors;
+  llvm::DenseSet<void *> argumentBuffers;
+  for (auto [spec, tensor] : llvm::zip(signature.arguments, arguments)) {
+    if (tensor.kind != spec.kind || tensor.shape != spec.shape)
+      return error("argument '" + spec.name + "' is " + spec.getTypeString() +
+                   "; got " + tensor.getTypeString());
+    int64_t rank = spec.shape.size();
+    std::vector<int64_t> words(DescriptorView::getNumWords(rank));
+    auto *data = const_cast<uint8_t *>(tensor.bytes.data());
+    words[0] = words[1] = reinterpret_cast<int64_t>(data);
+    words[2] = 0;
+    for (int64_t d = rank - 1, stride = 1; d >= 0; stride *= spec.shape[d--]) {
+      words[3 + d] = spec.shape[d];
+      words[3 + rank + d] = stride;
+    }
+    argumentBuffers.insert(data);
+    descriptors.push_back(std::move(words));
+  }
+  int64_t resultWords = 0;
+  for (const TensorSpec &spec : signature.results)
+    resultWords += DescriptorView::getNumWords(spec.shape.size());
+  std::vector<int64_t> results(resultWords);
+
+  // The packed interface of _mlir_ciface_<entry>: one pointer per argument
+  // of the C function, which takes the result struct by pointer first
+  // (when there are results), then a pointer to each descriptor.
+  llvm::SmallVector<void *> pointers;
+  llvm::SmallVector<void *> packed;
+  if (!signature.results.empty())
+    pointers.push_back(results.data());
+  for (std::vector<int64_t> &words : descriptors)
+    pointers.push_back(words.data());
+  for (void *&pointer : pointers)
+    packed.push_back(&pointer);
+  if (llvm::Error callError =
+          engine->invokePacked("_mlir_ciface_" + entry, packed))
+    return std::move(callError);
+
+  llvm::SmallVector<HostTensor> outputs;
+  llvm::DenseSet<void *> freed;
+  int64_t *words = results.data();
+  for (const TensorSpec &spec : signature.results) {
+    int64_t rank = spec.shape.size();
+    DescriptorView view{words, rank};
+    words += DescriptorView::getNumWords(rank);
+    HostTensor output(spec.kind, spec.shape);
+    for (int64_t d = 0; d < rank; ++d)
+      if (view.size(d) != spec.shape[d])
+        return error("result '" + spec.name + "' came back with size " +
+                     llvm::Twine(view.size(d)) + " in dimension " +
+                     llvm::Twine(d) + "; its type says " +
+                     spec.getTypeString());
+    // Copy element by element through the strides: the layout is the
+    // identity by construction, but reading it costs nothing to trust.
+    unsigned width = getElementByteSize(spec.kind);
+    llvm::SmallVector<int64_t> index(rank, 0);
+    for (int64_t i = 0, e = output.getNumElements(); i < e; ++i) {
+      int64_t position = view.offset();
+      for (int64_t d = 0; d < rank; ++d)
+        position += index[d] * view.stride(d);
+      std::memcpy(output.bytes.data() + i * width,
+                  view.aligned() + position * width, width);
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++index[d] < spec.shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    // Results are owned by the caller (ownership-based deallocation); a
+    // buffer returned twice is freed once; arguments and globals never.
+    void *allocated = view.allocated();
+    if (allocated &&
+        reinterpret_cast<uintptr_t>(allocated) != kGlobalAllocatedPointer &&
+        !argumentBuffers.contains(allocated) && freed.insert(allocated).second)
+      std::free(allocated);
+    outputs.push_back(std::move(output));
+  }
+  return outputs;
+}

@@ -1,0 +1,271 @@
+//===- TensorProtoIO.cpp - TensorProto files and model initializers -------===//
+//
+// Built with exceptions (LLVM_REQUIRES_EH) because protobuf and libonnx may
+// throw; nothing escapes: every failure is returned as an llvm::Error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Runner/TensorProtoIO.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "onnx/defs/parser.h"
+#include "onnx/onnx_pb.h"
+
+#include <cstring>
+#include <exception>
+#include <limits>
+
+using namespace vram;
+
+namespace {
+using TP = onnx::TensorProto;
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::optional<ElementKind> getKind(int32_t dataType) {
+  switch (dataType) {
+  case TP::BOOL:
+    return ElementKind::Bool;
+  case TP::INT8:
+    return ElementKind::I8;
+  case TP::INT16:
+    return ElementKind::I16;
+  case TP::INT32:
+    return ElementKind::I32;
+  case TP::INT64:
+    return ElementKind::I64;
+  case TP::UINT8:
+    return ElementKind::U8;
+  case TP::UINT16:
+    return ElementKind::U16;
+  case TP::UINT32:
+    return ElementKind::U32;
+  case TP::UINT64:
+    return ElementKind::U64;
+  case TP::FLOAT16:
+    return ElementKind::F16;
+  case TP::BFLOAT16:
+    return ElementKind::BF16;
+  case TP::FLOAT:
+    return ElementKind::F32;
+  case TP::DOUBLE:
+    return ElementKind::F64;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Copies the typed repeated field that holds the values of `kind` (ONNX
+/// packs everything up to 32 bits in int32_data, f16/bf16 as their bits).
+template <typename Field>
+void copyTypedField(const Field &field, HostTensor &tensor) {
+  unsigned width = getElementByteSize(tensor.kind);
+  for (int i = 0; i < field.size(); ++i) {
+    auto value = field.Get(i);
+    // Little-endian host: the low `width` bytes are the element.
+    std::memcpy(tensor.bytes.data() + i * width, &value, width);
+  }
+}
+
+int64_t getTypedFieldSize(const TP &proto, ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F32:
+    return proto.float_data_size();
+  case ElementKind::F64:
+    return proto.double_data_size();
+  case ElementKind::I64:
+    return proto.int64_data_size();
+  case ElementKind::U32:
+  case ElementKind::U64:
+    return proto.uint64_data_size();
+  default:
+    return proto.int32_data_size();
+  }
+}
+
+void copyTypedData(const TP &proto, HostTensor &tensor) {
+  switch (tensor.kind) {
+  case ElementKind::F32:
+    return copyTypedField(proto.float_data(), tensor);
+  case ElementKind::F64:
+    return copyTypedField(proto.double_data(), tensor);
+  case ElementKind::I64:
+    return copyTypedField(proto.int64_data(), tensor);
+  case ElementKind::U32:
+  case ElementKind::U64:
+    return copyTypedField(proto.uint64_data(), tensor);
+  default:
+    return copyTypedField(proto.int32_data(), tensor);
+  }
+}
+
+/// Reads `length` bytes at `offset` of the external data file of `proto`.
+/// Returns false (and sets `missing`) when the file does not exist.
+llvm::Expected<bool> readExternalData(const TP &proto,
+                                      llvm::StringRef modelDirectory,
+                                      HostTensor &tensor,
+                                      std::string &missing) {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const auto &entry : proto.external_data()) {
+    llvm::StringRef value = entry.value();
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset" && value.getAsInteger(10, offset))
+      return makeError("tensor '" + proto.name() +
+                       "': bad external data offset '" + value + "'");
+    else if (entry.key() == "length") {
+      uint64_t parsed;
+      if (value.getAsInteger(10, parsed))
+        return makeError("tensor '" + proto.name() +
+                         "': bad external data length '" + value + "'");
+      length = parsed;
+    }
+  }
+  if (location.empty())
+    return makeError("tensor '" + proto.name() +
+                     "' is external but names no location");
+  llvm::SmallString<256> path(modelDirectory);
+  llvm::sys::path::append(path, location);
+  if (!llvm::sys::fs::exists(path)) {
+    missing = "external data file '" + path.str().str() + "' is missing";
+    return false;
+  }
+  uint64_t expected = tensor.bytes.size();
+  if (length && *length != expected)
+    return makeError("tensor '" + proto.name() + "': external data length " +
+                     llvm::Twine(*length) + " does not match its " +
+                     llvm::Twine(expected) + " bytes");
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, expected, offset);
+  if (!buffer)
+    return makeError("tensor '" + proto.name() + "': cannot read '" + path +
+                     "': " + buffer.getError().message());
+  if ((*buffer)->getBufferSize() != expected)
+    return makeError("tensor '" + proto.name() + "': '" + path +
+                     "' ends before its data");
+  std::memcpy(tensor.bytes.data(), (*buffer)->getBufferStart(), expected);
+  return true;
+}
+
+/// Converts `proto`; `missing` is set (and the tensor left zero) when its
+/// external data file is absent.
+llvm::Expected<HostTensor> convertTensor(const TP &proto,
+                                         llvm::StringRef modelDirectory,
+                                         std::string &missing) {
+  std::optional<ElementKind> kind = getKind(proto.data_type());
+  if (!kind) {
+    std::string typeName =
+        TP::DataType_IsValid(proto.data_type())
+            ? TP::DataType_Name(static_cast<TP::DataType>(proto.data_type()))
+            : std::to_string(proto.data_type());
+    return makeError("tensor '" + proto.name() +
+                     "' has unsupported element type " + typeName);
+  }
+  llvm::SmallVector<int64_t> shape;
+  uint64_t count = 1;
+  for (int64_t dim : proto.dims()) {
+    if (dim < 0 || (dim && count > std::numeric_limits<int32_t>::max() /
+                                       static_cast<uint64_t>(dim)))
+      return makeError("tensor '" + proto.name() + "' has a bad shape");
+    count *= dim;
+    shape.push_back(dim);
+  }
+  HostTensor tensor(*kind, shape);
+  uint64_t byteSize = tensor.bytes.size();
+  if (proto.data_location() == TP::EXTERNAL) {
+    llvm::Expected<bool> read =
+        readExternalData(proto, modelDirectory, tensor, missing);
+    if (!read)
+      return read.takeError();
+    return tensor;
+  }
+  if (proto.has_raw_data()) {
+    if (proto.raw_data().size() != byteSize)
+      return makeError("tensor '" + proto.name() + "' holds " +
+                       llvm::Twine(proto.raw_data().size()) +
+                       " bytes of raw data; its shape needs " +
+                       llvm::Twine(byteSize));
+    std::memcpy(tensor.bytes.data(), proto.raw_data().data(), byteSize);
+    return tensor;
+  }
+  int64_t size = getTypedFieldSize(proto, *kind);
+  if (static_cast<uint64_t>(size) != count)
+    return makeError("tensor '" + proto.name() + "' holds " +
+                     llvm::Twine(size) + " values; its shape needs " +
+                     llvm::Twine(count));
+  copyTypedData(proto, tensor);
+  return tensor;
+}
+} // namespace
+
+llvm::Expected<HostTensor> vram::readTensorProtoFile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return makeError("cannot read '" + path +
+                     "': " + buffer.getError().message());
+  try {
+    TP proto;
+    llvm::StringRef bytes = (*buffer)->getBuffer();
+    if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+        !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      return makeError("'" + path +
+                       "' is not a valid TensorProto (truncated or corrupt)");
+    std::string missing;
+    llvm::Expected<HostTensor> tensor =
+        convertTensor(proto, llvm::sys::path::parent_path(path), missing);
+    if (!tensor)
+      return makeError("'" + path + "': " + toString(tensor.takeError()));
+    if (!missing.empty())
+      return makeError("'" + path + "': " + missing);
+    return tensor;
+  } catch (const std::exception &e) {
+    return makeError("'" + path + "': " + e.what());
+  }
+}
+
+llvm::Expected<ModelInitializers>
+vram::readModelInitializers(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return makeError("cannot read '" + path +
+                     "': " + buffer.getError().message());
+  try {
+    onnx::ModelProto model;
+    llvm::StringRef bytes = (*buffer)->getBuffer();
+    if (path.ends_with(".onnxtext")) {
+      // The parser keeps a pointer into the text: it must outlive parsing.
+      std::string text(bytes);
+      onnx::OnnxParser parser(text.c_str());
+      auto status = parser.Parse(model);
+      if (!status.IsOK())
+        return makeError("'" + path + "': invalid ONNX text format");
+    } else if (bytes.size() >
+                   static_cast<size_t>(std::numeric_limits<int>::max()) ||
+               !model.ParseFromArray(bytes.data(),
+                                     static_cast<int>(bytes.size()))) {
+      return makeError("'" + path + "' is not a valid ONNX model");
+    }
+    ModelInitializers result;
+    llvm::StringRef directory = llvm::sys::path::parent_path(path);
+    for (const TP &init : model.graph().initializer()) {
+      std::string missing;
+      llvm::Expected<HostTensor> tensor =
+          convertTensor(init, directory, missing);
+      if (!tensor)
+        return makeError("'" + path + "': " + toString(tensor.takeError()));
+      if (missing.empty())
+        result.tensors[init.name()] = std::move(*tensor);
+      else
+        result.missing[init.name()] = missing;
+    }
+    return result;
+  } catch (const std::exception &e) {
+    return makeError("'" + path + "': " + e.what());
+  }
+}

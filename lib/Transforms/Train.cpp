@@ -1,0 +1,99 @@
+//===- Train.cpp - the vram-train pass ------------------------------------===//
+
+#include "vram/Dialect/ONNX/ONNXDialect.h"
+#include "vram/Training/GradientOpInterface.h"
+#include "vram/Training/TrainingStep.h"
+#include "vram/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#define DEBUG_TYPE "vram-train"
+
+namespace vram {
+#define GEN_PASS_DEF_TRAINPASS
+#include "vram/Transforms/Passes.h.inc"
+} // namespace vram
+
+using namespace mlir;
+using namespace vram;
+
+namespace {
+struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
+  using TrainPassBase::TrainPassBase;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    TrainPassBase::getDependentDialects(registry);
+    // The rules are external models: whoever runs the pass gets them.
+    registerGradientExternalModels(registry);
+  }
+
+  /// The pass options as TrainingOptions; errors name the bad option.
+  FailureOr<TrainingOptions> parseOptions() {
+    TrainingOptions parsed;
+    auto fail = [&](StringRef option, StringRef value, StringRef expected) {
+      getOperation().emitError()
+          << "vram-train: invalid " << option << " '" << value
+          << "', expected " << expected;
+      return failure();
+    };
+    if (loss == "mse")
+      parsed.loss = LossKind::MeanSquaredError;
+    else if (loss == "cross-entropy")
+      parsed.loss = LossKind::CrossEntropy;
+    else
+      return fail("loss", loss, "mse or cross-entropy");
+    if (labels != "one-hot" && labels != "indices")
+      return fail("labels", labels, "one-hot or indices");
+    parsed.indexLabels = labels == "indices";
+    std::optional<OptimizerKind> optimizerKind =
+        llvm::StringSwitch<std::optional<OptimizerKind>>(optimizer)
+            .Case("sgd", OptimizerKind::SGD)
+            .Case("momentum", OptimizerKind::Momentum)
+            .Case("adam", OptimizerKind::Adam)
+            .Case("adamw", OptimizerKind::AdamW)
+            .Default(std::nullopt);
+    if (!optimizerKind)
+      return fail("optimizer", optimizer, "sgd, momentum, adam or adamw");
+    parsed.optimizer = *optimizerKind;
+    std::optional<PrecisionKind> precisionKind =
+        llvm::StringSwitch<std::optional<PrecisionKind>>(precision)
+            .Case("fp32", PrecisionKind::FP32)
+            .Case("fp16", PrecisionKind::FP16)
+            .Case("bf16", PrecisionKind::BF16)
+            .Case("amp-fp16", PrecisionKind::AmpFP16)
+            .Case("amp-bf16", PrecisionKind::AmpBF16)
+            .Default(std::nullopt);
+    if (!precisionKind)
+      return fail("precision", precision,
+                  "fp32, fp16, bf16, amp-fp16 or amp-bf16");
+    parsed.precision = *precisionKind;
+    if (lossScale <= 0.0)
+      return fail("loss-scale", std::to_string(lossScale), "a positive number");
+    parsed.learningRate = learningRate;
+    parsed.momentum = momentum;
+    parsed.beta1 = beta1;
+    parsed.beta2 = beta2;
+    parsed.epsilon = epsilon;
+    parsed.weightDecay = weightDecay;
+    parsed.lossScale = lossScale;
+    parsed.frozen.assign(frozen.begin(), frozen.end());
+    return parsed;
+  }
+
+  void runOnOperation() override {
+    FailureOr<TrainingOptions> options = parseOptions();
+    if (failed(options))
+      return signalPassFailure();
+    auto main = getOperation().lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal()) {
+      getOperation().emitError("vram-train needs a func.func @main with a "
+                               "body (the forward pass)");
+      return signalPassFailure();
+    }
+    if (failed(buildTrainingStep(main, *options)))
+      return signalPassFailure();
+  }
+};
+} // namespace

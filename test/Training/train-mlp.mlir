@@ -1,0 +1,54 @@
+// Backward pass of small graphs: what each gradient reads and builds.
+// RUN: vram-opt %s --split-input-file --pass-pipeline='builtin.module(vram-train{loss=mse optimizer=sgd lr=0.5})' | FileCheck %s
+
+// y = Relu(x W + b): the MSE seed, Relu's mask from its output, the bias
+// gradient summed over the batch, the weight gradient x^T dY.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: %[[X:.*]]: tensor<4x3xf32> {onnx.name = "x"}, %[[W:.*]]: tensor<3x2xf32> {onnx.name = "W", vram.param = "trainable"}, %[[B:.*]]: tensor<2xf32> {onnx.name = "b", vram.param = "trainable"}, %[[T:.*]]: tensor<4x2xf32> {onnx.name = "labels"})
+// CHECK-SAME: -> (tensor<f32>, tensor<3x2xf32>, tensor<2xf32>)
+// CHECK: %[[MM:.*]] = onnx.MatMul(%[[X]], %[[W]])
+// CHECK: %[[ADD:.*]] = onnx.Add(%[[MM]], %[[B]])
+// CHECK: %[[Y:.*]] = onnx.Relu(%[[ADD]])
+// CHECK: %[[DIFF:.*]] = onnx.Sub(%[[Y]], %[[T]])
+// CHECK: %[[LOSS:.*]] = onnx.ReduceMean({{.*}}) {axes = [0, 1], keepdims = 0 : i64}
+// 2 / (4 x 2 elements) = 0.25
+// CHECK: %[[QUARTER:.*]] = onnx.Constant() {value = dense<2.500000e-01> : tensor<f32>, vram.phase = "backward"}
+// CHECK: %[[DY:.*]] = onnx.Mul(%[[DIFF]], %[[QUARTER]]) {vram.phase = "backward"}
+// CHECK: %[[MASK:.*]] = onnx.Greater(%[[Y]], %{{.*}}) {vram.phase = "backward"}
+// CHECK: %[[DADD:.*]] = onnx.Where(%[[MASK]], %[[DY]], %{{.*}}) {vram.phase = "backward"}
+// CHECK: %[[DB:.*]] = onnx.ReduceSum(%[[DADD]], %{{.*}}) {vram.category = "gradient", vram.phase = "backward"} : (tensor<4x2xf32>, tensor<1xi64>) -> tensor<1x2xf32>
+// CHECK: %[[DBV:.*]] = onnx.Reshape(%[[DB]], %{{.*}}) {vram.category = "gradient", vram.phase = "backward"} : (tensor<1x2xf32>, tensor<1xi64>) -> tensor<2xf32>
+// CHECK: %[[XT:.*]] = onnx.Transpose(%[[X]]) {perm = [1, 0], vram.phase = "backward"}
+// CHECK: %[[DW:.*]] = onnx.MatMul(%[[XT]], %[[DADD]]) {vram.category = "gradient", vram.phase = "backward"} : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+// CHECK: %[[LR:.*]] = onnx.Constant() {value = dense<5.000000e-01> : tensor<f32>, vram.phase = "optimizer"}
+// CHECK: %[[STEP:.*]] = onnx.Mul(%[[DW]], %[[LR]]) {vram.phase = "optimizer"}
+// CHECK: %[[NEWW:.*]] = onnx.Sub(%[[W]], %[[STEP]]) {vram.category = "parameter", vram.phase = "optimizer"}
+// CHECK: return %[[LOSS]], %[[NEWW]], %{{.*}} : tensor<f32>, tensor<3x2xf32>, tensor<2xf32>
+func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"},
+                %w: tensor<3x2xf32> {onnx.name = "W", vram.param = "trainable"},
+                %b: tensor<2xf32> {onnx.name = "b", vram.param = "trainable"})
+    -> tensor<4x2xf32> {
+  %0 = onnx.MatMul(%x, %w) : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %1 = onnx.Add(%0, %b) : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %2 = onnx.Relu(%1) : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %2 : tensor<4x2xf32>
+}
+
+// -----
+
+// A value read twice (a residual connection) sums its two gradients; the
+// input x is not a parameter, so nothing is built for it.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[H:.*]] = onnx.Mul(%arg0, %arg1)
+// CHECK: %[[S:.*]] = onnx.Add(%[[H]], %[[H]])
+// CHECK: %[[DY:.*]] = onnx.Mul(%{{.*}}, %{{.*}}) {vram.phase = "backward"}
+// CHECK: %[[SUM:.*]] = onnx.Add(%[[DY]], %[[DY]]) {vram.phase = "backward"}
+// Mul keeps only the factor its wanted gradient reads: x, for d/dw.
+// CHECK: %[[DW:.*]] = onnx.Mul(%[[SUM]], %arg0) {vram.category = "gradient", vram.phase = "backward"}
+// CHECK-NOT: onnx.Mul(%[[SUM]], %arg1)
+func.func @main(%x: tensor<2xf32>,
+                %w: tensor<2xf32> {vram.param = "trainable"}) -> tensor<2xf32> {
+  %0 = onnx.Mul(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %1 = onnx.Add(%0, %0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %1 : tensor<2xf32>
+}

@@ -1,0 +1,45 @@
+// Errors of --vram-plan: an impossible budget names the smallest one that
+// can be met; bad options and already planned IR are refused.
+// RUN: not vram-opt %s --split-input-file --vram-plan="budget=4095 allow-offload=false" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TIGHT
+// RUN: not vram-opt %s --split-input-file --vram-plan="budget=1MB planner=magic" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=PLANNER
+// RUN: not vram-opt %s --split-input-file --vram-plan="budget=1MB device=abacus" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DEVICE
+// RUN: not vram-opt %s --split-input-file --vram-plan="budget=lots" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BUDGET
+// RUN: not vram-opt %s --split-input-file --vram-plan="budget=4096 planner=none" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NONE
+// RUN: not vram-opt %s --split-input-file --vram-plan="budget=4096 allow-offload=false max-overhead=0.1" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OVERHEAD
+
+// The chain of plan-recompute.mlir: x 1,024 B is always live and grad_exp
+// touches b, c and d (3 x 1,024 B), so no plan goes below 4,096 B, and
+// recomputing a meets exactly that.
+// TIGHT: error: budget of 4,095 bytes (4.00 KiB) cannot be met: the smallest budget that can be met is 4,096 bytes (4.00 KiB); no plan can go below 4,096 bytes (4.00 KiB)
+// PLANNER: error: unknown planner 'magic' (fast, milp, sqrt or none)
+// DEVICE: error: unknown device 'abacus'; known:{{.*}} H100-SXM-80GB
+// BUDGET: error: budget:
+// Unplanned, the chain peaks at 5,120 B.
+// NONE: error: budget of 4,096 bytes (4.00 KiB) cannot be met: the smallest budget that can be met is 4,096 bytes
+// The 4,096 B plan recomputes a: 2,048 / 12,288 = 1/6 of the compute time.
+// OVERHEAD: error: the plan for a budget of 4,096 bytes (4.00 KiB) adds 16.7% to the compute time, more than max-overhead 10.0%
+func.func @train_step(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %a = onnx.Relu(%x) : (tensor<256xf32>) -> tensor<256xf32>
+  %b = onnx.Exp(%a) : (tensor<256xf32>) -> tensor<256xf32>
+  %c = onnx.Neg(%b) : (tensor<256xf32>) -> tensor<256xf32>
+  %d = onnx.Mul(%c, %b) {vram.phase = "backward"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
+  %e = onnx.Mul(%d, %a) {vram.phase = "backward"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
+  return %e : tensor<256xf32>
+}
+
+// -----
+
+// PLANNER: error: unknown planner
+// TIGHT: error: function is already planned
+func.func @planned(%x: tensor<256xf32>) -> tensor<256xf32> {
+  %a = onnx.Relu(%x) : (tensor<256xf32>) -> tensor<256xf32>
+  %h = vram.offload %a : tensor<256xf32> -> !vram.host<tensor<256xf32>>
+  %b = vram.prefetch %h : !vram.host<tensor<256xf32>> -> tensor<256xf32>
+  return %b : tensor<256xf32>
+}

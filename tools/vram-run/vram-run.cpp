@@ -1,0 +1,323 @@
+//===- vram-run.cpp - execute a model on CPU and check its outputs --------===//
+//
+// Imports an ONNX model (or reads MLIR), lowers it with vram-lower-to-cpu,
+// JIT-compiles it and calls @main. Inputs come from ONNX backend-test files
+// or the documented generator; parameters from the model's initializers or
+// the same generator; outputs are printed or compared with expected files.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Dialect/ONNX/ONNXDialect.h"
+#include "vram/Import/ONNXImporter.h"
+#include "vram/Runner/JitRunner.h"
+#include "vram/Runner/TensorProtoIO.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Timer.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace vram;
+
+namespace {
+llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
+                                         llvm::cl::desc("<model>"),
+                                         llvm::cl::Required);
+llvm::cl::list<std::string>
+    dimBindings("dim", llvm::cl::value_desc("name=value"),
+                llvm::cl::desc("Bind an ONNX dynamic dimension by its "
+                               "dim_param name (repeatable)"));
+llvm::cl::opt<int64_t>
+    batchSize("batch", llvm::cl::value_desc("N"),
+              llvm::cl::desc("Bind the leading dimension of the first input"),
+              llvm::cl::init(0));
+llvm::cl::opt<std::string> inputsDir(
+    "inputs", llvm::cl::value_desc("dir"),
+    llvm::cl::desc("Directory with input_0.pb, input_1.pb, ... (TensorProto) "
+                   "for the data arguments of @main, in order; without it, "
+                   "float inputs are generated (--seed)"));
+llvm::cl::opt<std::string> expectedDir(
+    "expected", llvm::cl::value_desc("dir"),
+    llvm::cl::desc("Directory with output_0.pb, ...: compare the results "
+                   "(rtol 1e-3, atol 1e-7) and fail on a mismatch"));
+llvm::cl::opt<double> relativeTolerance("rtol", llvm::cl::init(1e-3),
+                           llvm::cl::desc("Relative tolerance of --expected"));
+llvm::cl::opt<double> absoluteTolerance("atol", llvm::cl::init(1e-7),
+                           llvm::cl::desc("Absolute tolerance of --expected"));
+llvm::cl::opt<bool> printOutputs("print",
+                                 llvm::cl::desc("Print every output"));
+llvm::cl::opt<uint64_t> seed(
+    "seed", llvm::cl::init(0),
+    llvm::cl::desc("Seed of generated inputs and parameters (see "
+                   "docs/execution.md)"));
+llvm::cl::opt<bool> printTiming(
+    "time", llvm::cl::desc("Print compile and run times on stderr"));
+} // namespace
+
+/// Reports `message` as an error line and returns the exit status.
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << inputFilename << ": error: " << message << "\n";
+  return 1;
+}
+
+static FailureOr<ONNXImportOptions> getImportOptions() {
+  ONNXImportOptions options;
+  for (const std::string &binding : dimBindings) {
+    auto [name, value] = llvm::StringRef(binding).split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
+      fail("--dim expects name=value with a positive integer value, got '" +
+           binding + "'");
+      return failure();
+    }
+    options.dimBindings[name] = size;
+  }
+  if (batchSize.getNumOccurrences()) {
+    if (batchSize <= 0) {
+      fail("--batch expects a positive integer");
+      return failure();
+    }
+    options.batchSize = batchSize;
+  }
+  return options;
+}
+
+static OwningOpRef<ModuleOp> loadModule(MLIRContext &context) {
+  if (isONNXFileName(inputFilename)) {
+    FailureOr<ONNXImportOptions> options = getImportOptions();
+    if (failed(options))
+      return nullptr;
+    return importONNXFile(inputFilename, &context, *options);
+  }
+  return parseSourceFile<ModuleOp>(inputFilename, &context);
+}
+
+/// The generated-value range of a parameter (docs/execution.md): trainable
+/// tensors of rank >= 2 get LeCun-uniform bounds sqrt(3 / fan_in), fan_in =
+/// elements / leading dim, so activations neither vanish nor blow up through
+/// deep nets; rank <= 1 (biases, scales) [-1, 1]; state (running
+/// statistics) [0.5, 1.5], positive so a variance is valid.
+static std::pair<double, double> getParameterRange(const TensorSpec &spec) {
+  if (spec.paramKind == "state")
+    return {0.5, 1.5};
+  if (spec.shape.size() < 2 || spec.shape[0] == 0)
+    return {-1.0, 1.0};
+  int64_t fanIn = 1;
+  for (int64_t dim : llvm::drop_begin(spec.shape))
+    fanIn *= dim;
+  double bound = std::sqrt(3.0 / std::max<int64_t>(fanIn, 1));
+  return {-bound, bound};
+}
+
+/// Reads `<dir>/<prefix>_<i>.pb` for i = 0, 1, ... until one is missing.
+static llvm::Expected<SmallVector<HostTensor>>
+readNumberedTensors(llvm::StringRef dir, llvm::StringRef prefix) {
+  if (!llvm::sys::fs::is_directory(dir))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + dir + "' is not a directory");
+  SmallVector<HostTensor> tensors;
+  for (unsigned i = 0;; ++i) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, prefix + "_" + llvm::Twine(i) + ".pb");
+    if (!llvm::sys::fs::exists(path))
+      return tensors;
+    llvm::Expected<HostTensor> tensor = readTensorProtoFile(path);
+    if (!tensor)
+      return tensor.takeError();
+    tensors.push_back(std::move(*tensor));
+  }
+}
+
+/// Builds every argument of @main: data inputs from --inputs (or generated),
+/// parameters from the model's initializers (or generated).
+static FailureOr<SmallVector<HostTensor>>
+buildArguments(const FunctionSignature &signature) {
+  std::optional<SmallVector<HostTensor>> inputs;
+  if (!inputsDir.empty()) {
+    auto read = readNumberedTensors(inputsDir, "input");
+    if (!read) {
+      fail("--inputs: " + llvm::toString(read.takeError()));
+      return failure();
+    }
+    inputs = std::move(*read);
+  }
+  std::optional<ModelInitializers> initializers;
+  if (isONNXFileName(inputFilename)) {
+    auto read = readModelInitializers(inputFilename);
+    if (!read) {
+      fail(llvm::toString(read.takeError()));
+      return failure();
+    }
+    initializers = std::move(*read);
+  }
+
+  SmallVector<HostTensor> arguments;
+  unsigned dataIndex = 0, generatedParams = 0, params = 0;
+  std::string missingReason;
+  for (auto [index, spec] : llvm::enumerate(signature.arguments)) {
+    if (spec.paramKind.empty()) {
+      unsigned position = dataIndex++;
+      if (inputs) {
+        if (position >= inputs->size()) {
+          fail("--inputs: no input_" + llvm::Twine(position) +
+               ".pb for argument '" + spec.name + "' (" +
+               spec.getTypeString() + ")");
+          return failure();
+        }
+        HostTensor &tensor = (*inputs)[position];
+        if (tensor.kind != spec.kind || tensor.shape != spec.shape) {
+          fail("--inputs: input_" + llvm::Twine(position) + ".pb is " +
+               tensor.getTypeString() + " but argument '" + spec.name +
+               "' is " + spec.getTypeString());
+          return failure();
+        }
+        arguments.push_back(std::move(tensor));
+        continue;
+      }
+      if (!isFloatingPoint(spec.kind)) {
+        fail("argument '" + spec.name + "' (" + spec.getTypeString() +
+             ") is not floating-point: give its values with --inputs");
+        return failure();
+      }
+      HostTensor tensor(spec.kind, spec.shape);
+      fillUniform(tensor, seed, index, -1.0, 1.0);
+      arguments.push_back(std::move(tensor));
+      continue;
+    }
+
+    ++params;
+    if (initializers) {
+      auto it = initializers->tensors.find(spec.name);
+      if (it != initializers->tensors.end()) {
+        HostTensor &tensor = it->second;
+        if (tensor.kind != spec.kind || tensor.shape != spec.shape) {
+          fail("initializer '" + spec.name + "' is " +
+               tensor.getTypeString() + " but its argument is " +
+               spec.getTypeString());
+          return failure();
+        }
+        arguments.push_back(std::move(tensor));
+        continue;
+      }
+      auto missing = initializers->missing.find(spec.name);
+      if (missing != initializers->missing.end() && missingReason.empty())
+        missingReason = missing->second;
+    }
+    if (!isFloatingPoint(spec.kind)) {
+      fail("parameter '" + spec.name + "' (" + spec.getTypeString() +
+           ") has no data and is not floating-point: integer tables cannot "
+           "be generated");
+      return failure();
+    }
+    HostTensor tensor(spec.kind, spec.shape);
+    auto [low, high] = getParameterRange(spec);
+    fillUniform(tensor, seed, index, low, high);
+    arguments.push_back(std::move(tensor));
+    ++generatedParams;
+  }
+  if (inputs && dataIndex < inputs->size()) {
+    fail("--inputs: " + llvm::Twine(inputs->size()) +
+         " input files for " + llvm::Twine(dataIndex) + " data arguments");
+    return failure();
+  }
+  if (generatedParams)
+    llvm::errs() << inputFilename << ": note: " << generatedParams << " of "
+                 << params << " parameters have no data"
+                 << (missingReason.empty() ? "" : " (" + missingReason + ")")
+                 << "; generated with seed " << seed << "\n";
+  return arguments;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "vram-run: execute a model on CPU and check its outputs\n");
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<ONNXDialect>();
+  registerJitTranslations(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  llvm::TimerGroup timers("vram-run", "vram-run phases");
+  OwningOpRef<ModuleOp> module = loadModule(context);
+  if (!module)
+    return 1;
+  auto main = module->lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return fail("the module has no func.func @main with a body");
+  FailureOr<FunctionSignature> signature = getFunctionSignature(main);
+  if (failed(signature))
+    return 1;
+  FailureOr<SmallVector<HostTensor>> arguments = buildArguments(*signature);
+  if (failed(arguments))
+    return 1;
+
+  llvm::Timer compileTimer("compile", "lower and JIT-compile", timers);
+  compileTimer.startTimer();
+  auto compiled = CompiledFunction::compile(*module, "main", *signature);
+  compileTimer.stopTimer();
+  if (failed(compiled))
+    return 1;
+  llvm::Timer runTimer("run", "call @main", timers);
+  runTimer.startTimer();
+  auto outputs = (*compiled)->invoke(*arguments);
+  runTimer.stopTimer();
+  if (!outputs)
+    return fail(llvm::toString(outputs.takeError()));
+  if (printTiming)
+    llvm::errs() << inputFilename << ": compile "
+                 << llvm::format("%.3f", compileTimer.getTotalTime().getWallTime())
+                 << " s, run "
+                 << llvm::format("%.3f", runTimer.getTotalTime().getWallTime())
+                 << " s\n";
+  timers.clear();
+
+  const FunctionSignature &sig = (*compiled)->getSignature();
+  if (printOutputs) {
+    for (auto [i, output] : llvm::enumerate(*outputs)) {
+      llvm::outs() << "output " << i << " '" << sig.results[i].name << "': ";
+      printTensor(output, llvm::outs());
+    }
+  }
+  if (expectedDir.empty())
+    return 0;
+  auto expected = readNumberedTensors(expectedDir, "output");
+  if (!expected)
+    return fail("--expected: " + llvm::toString(expected.takeError()));
+  if (expected->size() != outputs->size())
+    return fail("--expected: " + llvm::Twine(expected->size()) +
+                " output files for " + llvm::Twine(outputs->size()) +
+                " results of @main");
+  Tolerance tolerance{relativeTolerance, absoluteTolerance};
+  int status = 0;
+  for (auto [i, output] : llvm::enumerate(*outputs)) {
+    std::optional<std::string> mismatch =
+        compareTensors(output, (*expected)[i], tolerance);
+    if (mismatch)
+      status = fail("output " + llvm::Twine(i) + " '" + sig.results[i].name +
+                    "' does not match output_" + llvm::Twine(i) +
+                    ".pb: " + *mismatch);
+  }
+  if (!status)
+    llvm::outs() << "all " << outputs->size() << " outputs match (rtol "
+                 << llvm::format("%g", relativeTolerance.getValue())
+                 << ", atol "
+                 << llvm::format("%g", absoluteTolerance.getValue()) << ")\n";
+  return status;
+}
