@@ -29,8 +29,10 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -78,6 +80,23 @@ llvm::cl::opt<std::string> device(
                    "V100-32GB, RTX4090, L4, T4); without --budget the budget "
                    "is its memory minus the CUDA context reserve"),
     llvm::cl::cat(memoryCategory));
+
+llvm::cl::OptionCategory stepCategory("Training and planning options");
+
+llvm::cl::opt<std::string> train(
+    "train", llvm::cl::ValueOptional, llvm::cl::value_desc("options"),
+    llvm::cl::desc("Build the training step (forward, loss, backward, "
+                   "optimizer update) from the model, e.g. "
+                   "--train=\"optimizer=momentum precision=amp-bf16\" (the "
+                   "options of the vram-train pass)"),
+    llvm::cl::cat(stepCategory));
+
+llvm::cl::opt<bool> plan(
+    "plan",
+    llvm::cl::desc("Plan recomputation, offload and order to fit --budget "
+                   "(or --device); implied by --train with a budget or "
+                   "device; the plan is verified after it is applied"),
+    llvm::cl::cat(stepCategory));
 
 llvm::cl::opt<bool> maxBatch(
     "max-batch",
@@ -297,6 +316,33 @@ int main(int argc, char **argv) {
     }
   }
 
+  // Steps the flags add after the command line's own pipeline: build the
+  // training step, plan it under the budget (and verify the plan), report.
+  SmallVector<std::string> steps;
+  if (train.getNumOccurrences())
+    steps.push_back("vram-train{" + train.getValue() + "}");
+  bool wantsPlan = plan || (train.getNumOccurrences() &&
+                            (!budget.empty() || !device.empty()));
+  if (wantsPlan) {
+    std::string planOptions = "print-plan=" +
+                              std::string(wantsReport ? "false" : "true");
+    if (!budget.empty())
+      planOptions += " budget=" + budget;
+    if (!device.empty())
+      planOptions += " device=" + device;
+    steps.push_back("vram-plan{" + planOptions + "}");
+    steps.push_back("vram-verify-plan");
+  }
+  if (!steps.empty() && !wantsReport) {
+    MlirOptMainConfig cliConfig = config;
+    config.setPassPipelineSetupFn(
+        [cliConfig, steps](PassManager &pm) -> LogicalResult {
+          if (failed(cliConfig.setupPassPipeline(pm)))
+            return failure();
+          return parsePassPipeline(llvm::join(steps, ","), pm, llvm::errs());
+        });
+  }
+
   // A report replaces the IR on the output: the analysis runs after
   // whatever pipeline the command line gives.
   if (wantsReport) {
@@ -307,8 +353,12 @@ int main(int argc, char **argv) {
     reportOptions.device = device;
     MlirOptMainConfig cliConfig = config;
     config.setPassPipelineSetupFn(
-        [cliConfig, reportOptions](PassManager &pm) -> LogicalResult {
+        [cliConfig, steps, reportOptions](PassManager &pm) -> LogicalResult {
           if (failed(cliConfig.setupPassPipeline(pm)))
+            return failure();
+          if (!steps.empty() &&
+              failed(parsePassPipeline(llvm::join(steps, ","), pm,
+                                       llvm::errs())))
             return failure();
           pm.addPass(vram::createPrintMemoryPass(reportOptions));
           return success();
