@@ -1,15 +1,6 @@
 // Conv and pooling forms the linalg lowering refuses, each with its reason.
 // RUN: vram-opt %s --split-input-file --vram-convert-onnx-to-linalg -verify-diagnostics
 
-func.func @max_pool_indices(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xi64> {
-  // expected-error @+2 {{'onnx.MaxPool' op cannot be lowered to linalg: the Indices output is not supported}}
-  // expected-error @+1 {{cannot lower 'onnx.MaxPool' to linalg}}
-  %y, %i = onnx.MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>)
-  return %i : tensor<1x1x2x2xi64>
-}
-
-// -----
-
 func.func @conv_dynamic(%x: tensor<?x4x8x8xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<?x8x6x6xf32> {
   %n = onnx.NoValue
   // expected-error @+2 {{'onnx.Conv' op cannot be lowered to linalg: operand #0 has type 'tensor<?x4x8x8xf32>'; only static shapes are supported}}

@@ -20,7 +20,7 @@ def ConvertONNXToLinalgPass : Pass<"vram-convert-onnx-to-linalg", "mlir::ModuleO
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::func::FuncDialect",
     "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
-    "mlir::tensor::TensorDialect"
+    "mlir::scf::SCFDialect", "mlir::tensor::TensorDialect"
   ];
 }
 

@@ -6,6 +6,8 @@
 // zero-inserted input with the flipped, transposed kernel. Pooling uses
 // linalg.pooling_nc*w_{max,sum} for 1-d and 2-d windows and linalg.generic
 // otherwise; AveragePool then divides by each window's element count.
+// MaxPool's Indices output comes from one linalg.generic yielding both
+// each window's maximum and its flat position.
 //
 //===----------------------------------------------------------------------===//
 
@@ -593,6 +595,99 @@ static TypedAttr lowestValue(Type type, bool isUnsigned) {
                                            : APInt::getSignedMinValue(width));
 }
 
+/// Max pooling of a padded N x C x D... input that also yields, per output,
+/// the flat index of its maximum in the unpadded input: row-major over
+/// N x C x D... (storage_order 0) or with the spatial dims column-major
+/// (storage_order 1). The first maximum in window order wins; padding holds
+/// `lowest` and never compares greater, so it is never the argmax.
+static std::pair<Value, Value>
+createMaxPoolWithIndices(OpBuilder &b, Location loc, Value padded,
+                         ArrayRef<int64_t> inputShape,
+                         RankedTensorType resultType,
+                         RankedTensorType indicesType, const Window &window,
+                         TypedAttr lowest, bool isUnsigned,
+                         bool columnMajor) {
+  MLIRContext *context = b.getContext();
+  Type elementType = resultType.getElementType();
+  unsigned rank = window.rank();
+  unsigned numLoops = 2 + 2 * rank;
+  SmallVector<AffineExpr> inputExprs = dimExprs(context, {0, 1});
+  llvm::append_range(inputExprs,
+                     windowInputExprs(context, window, 2, 2 + rank));
+  SmallVector<unsigned> outDims = {0, 1}, kernelDims;
+  for (unsigned i = 0; i < rank; ++i) {
+    outDims.push_back(2 + i);
+    kernelDims.push_back(2 + rank + i);
+  }
+  AffineMap outMap = AffineMap::get(numLoops, 0, dimExprs(context, outDims),
+                                    context);
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(numLoops, 0, inputExprs, context),
+      AffineMap::get(numLoops, 0, dimExprs(context, kernelDims), context),
+      outMap, outMap};
+  SmallVector<utils::IteratorType> iterators(2 + rank,
+                                             utils::IteratorType::parallel);
+  iterators.append(rank, utils::IteratorType::reduction);
+  Value windowShape =
+      tensor::EmptyOp::create(b, loc, window.kernel, elementType);
+  Value valueInit = createFilledTensor(
+      b, loc, resultType, arith::ConstantOp::create(b, loc, lowest));
+  Value indexInit = createZeroTensor(b, loc, indicesType);
+  Type indexElement = indicesType.getElementType();
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{resultType, indicesType},
+      ValueRange{padded, windowShape}, ValueRange{valueInit, indexInit}, maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        auto constant = [&](int64_t v) {
+          return arith::ConstantIndexOp::create(nb, nloc, v).getResult();
+        };
+        // Spatial position in the unpadded input:
+        // out * stride + k * dilation - padBegin.
+        SmallVector<Value> spatial;
+        for (unsigned i = 0; i < rank; ++i) {
+          Value out = linalg::IndexOp::create(nb, nloc, 2 + i);
+          Value k = linalg::IndexOp::create(nb, nloc, 2 + rank + i);
+          Value pos = arith::AddIOp::create(
+              nb, nloc, arith::MulIOp::create(nb, nloc, out,
+                                              constant(window.strides[i])),
+              arith::MulIOp::create(nb, nloc, k,
+                                    constant(window.dilations[i])));
+          spatial.push_back(arith::SubIOp::create(
+              nb, nloc, pos, constant(window.padBegin[i])));
+        }
+        // Horner's rule over N, C, then the spatial dims in storage order.
+        SmallVector<std::pair<Value, int64_t>> digits = {
+            {linalg::IndexOp::create(nb, nloc, 0), inputShape[0]},
+            {linalg::IndexOp::create(nb, nloc, 1), inputShape[1]}};
+        for (unsigned i = 0; i < rank; ++i) {
+          unsigned d = columnMajor ? rank - 1 - i : i;
+          digits.push_back({spatial[d], inputShape[2 + d]});
+        }
+        Value flat = digits.front().first;
+        for (auto [digit, size] : llvm::drop_begin(digits))
+          flat = arith::AddIOp::create(
+              nb, nloc, arith::MulIOp::create(nb, nloc, flat, constant(size)),
+              digit);
+        flat = arith::IndexCastOp::create(nb, nloc, indexElement, flat);
+        Value greater =
+            isa<FloatType>(elementType)
+                ? arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT,
+                                        args[0], args[2])
+                      .getResult()
+                : arith::CmpIOp::create(nb, nloc,
+                                        isUnsigned ? arith::CmpIPredicate::ugt
+                                                   : arith::CmpIPredicate::sgt,
+                                        args[0], args[2])
+                      .getResult();
+        linalg::YieldOp::create(
+            nb, nloc,
+            ValueRange{
+                arith::SelectOp::create(nb, nloc, greater, args[0], args[2]),
+                arith::SelectOp::create(nb, nloc, greater, flat, args[3])});
+      });
+  return {generic.getResult(0), generic.getResult(1)};
+}
+
 /// Window attributes common to MaxPool and AveragePool, with pads resolved.
 template <typename PoolOp>
 static FailureOr<Window> poolWindow(PoolOp op, RankedTensorType inputType,
@@ -618,8 +713,8 @@ struct MaxPoolLowering : ONNXToLinalgPattern<ONNXMaxPoolOp> {
   LogicalResult
   lower(ONNXMaxPoolOp op, OpAdaptor adaptor,
         ConversionPatternRewriter &rewriter) const override {
-    if (!isa<NoneType>(op.getIndices().getType()))
-      return emitLoweringError(op) << "the Indices output is not supported";
+    if (op.getStorageOrder() != 0 && op.getStorageOrder() != 1)
+      return emitLoweringError(op) << "storage_order must be 0 or 1";
     RankedTensorType resultType = convertTensorType(op.getY().getType());
     auto xType = cast<RankedTensorType>(adaptor.getX().getType());
     FailureOr<Window> window =
@@ -636,6 +731,14 @@ struct MaxPoolLowering : ONNXToLinalgPattern<ONNXMaxPoolOp> {
         paddingForLastWindow(*window, xType.getShape().drop_front(2),
                              resultType.getShape().drop_front(2)),
         lowest);
+    if (!isa<NoneType>(op.getIndices().getType())) {
+      auto [values, indices] = createMaxPoolWithIndices(
+          rewriter, loc, padded, xType.getShape(), resultType,
+          convertTensorType(op.getIndices().getType()), *window, lowest,
+          isUnsigned, op.getStorageOrder() == 1);
+      rewriter.replaceOp(op, ValueRange{values, indices});
+      return success();
+    }
     Value init = createFilledTensor(
         rewriter, loc, resultType,
         arith::ConstantOp::create(rewriter, loc, lowest));

@@ -52,13 +52,15 @@ struct ConvertONNXToLinalgPass
     populateNormalizationToLinalgPatterns(typeConverter, patterns);
     populateReductionToLinalgPatterns(typeConverter, patterns);
     populateDataMovementToLinalgPatterns(typeConverter, patterns);
+    populateTrainingOpsToLinalgPatterns(typeConverter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
         patterns, typeConverter);
     populateReturnOpTypeConversionPattern(patterns, typeConverter);
 
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
-                           math::MathDialect, tensor::TensorDialect>();
+                           math::MathDialect, scf::SCFDialect,
+                           tensor::TensorDialect>();
     // onnx ops are not marked illegal: an illegal op that fails to lower
     // stops the conversion at the first one, whereas ops of unknown legality
     // are left in place and the conversion goes on, so one run reports every

@@ -50,6 +50,11 @@ void populateReductionToLinalgPatterns(const mlir::TypeConverter &typeConverter,
 void populateDataMovementToLinalgPatterns(
     const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
 
+/// Ops the training step (vram-train) adds: Greater (ReLU masks) and
+/// ScatterElements with reduction none/add/mul (Gather gradients).
+void populateTrainingOpsToLinalgPatterns(
+    const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
+
 } // namespace vram
 
 #endif // VRAM_CONVERSION_ONNXTOLINALG_ONNXTOLINALG_H

@@ -1,0 +1,161 @@
+//===- Training.cpp - Greater and ScatterElements to linalg/scf -----------===//
+//
+// The ops vram-train adds to a graph beyond inference ones: Greater builds
+// the ReLU masks (an elementwise comparison), ScatterElements the gradients
+// of Gather. A scatter writes at data-dependent positions, which no
+// linalg indexing map can express, so it becomes a copy of `data` (the
+// tensor that is updated) threaded through an scf.for nest over `indices`,
+// one tensor.extract / tensor.insert per update; bufferization turns it into
+// in-place stores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "vram/Conversion/ONNXToLinalg/ONNXToLinalg.h"
+#include "vram/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::onnx_to_linalg;
+
+namespace {
+
+/// C = A > B with numpy broadcasting; floats compare ordered (NaN is never
+/// greater), integers by the signedness of the onnx operand type.
+struct GreaterLowering : ONNXToLinalgPattern<ONNXGreaterOp> {
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+  LogicalResult
+  lower(ONNXGreaterOp op, OpAdaptor adaptor,
+        ConversionPatternRewriter &rewriter) const override {
+    Type onnxElement = getElementTypeOrSelf(op.getA().getType());
+    if (onnxElement != getElementTypeOrSelf(op.getB().getType()))
+      return emitLoweringError(op) << "A and B have different element types";
+    bool isUnsigned = isUnsignedOrBool(onnxElement);
+    Value result = buildElementwiseGeneric(
+        rewriter, op.getLoc(), convertTensorType(op.getC().getType()),
+        {adaptor.getA(), adaptor.getB()},
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          if (isa<FloatType>(args[0].getType()))
+            return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                         args[0], args[1]);
+          return arith::CmpIOp::create(b, loc,
+                                       isUnsigned ? arith::CmpIPredicate::ugt
+                                                  : arith::CmpIPredicate::sgt,
+                                       args[0], args[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// output = data, then for every position q of `indices`:
+/// output[q with q[axis] = indices[q]] (op)= updates[q], in row-major order
+/// of q, so with reduction "none" the last of repeated targets wins.
+struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+  LogicalResult
+  lower(ONNXScatterElementsOp op, OpAdaptor adaptor,
+        ConversionPatternRewriter &rewriter) const override {
+    auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
+    auto indicesType = cast<RankedTensorType>(adaptor.getIndices().getType());
+    auto updatesType = cast<RankedTensorType>(adaptor.getUpdates().getType());
+    int64_t rank = dataType.getRank();
+    if (indicesType.getRank() != rank)
+      return emitLoweringError(op) << "indices must have the rank of data ("
+                                   << rank << ")";
+    if (indicesType.getShape() != updatesType.getShape())
+      return emitLoweringError(op) << "indices and updates differ in shape";
+    if (updatesType.getElementType() != dataType.getElementType())
+      return emitLoweringError(op)
+             << "updates and data differ in element type";
+    if (!isa<IntegerType>(indicesType.getElementType()))
+      return emitLoweringError(op) << "indices must be integers";
+    FailureOr<int64_t> axis = normalizeAxis(op, op.getAxis(), rank);
+    if (failed(axis))
+      return failure();
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis && indicesType.getDimSize(d) > dataType.getDimSize(d))
+        return emitLoweringError(op)
+               << "indices dimension " << d << " (" << indicesType.getDimSize(d)
+               << ") exceeds data's (" << dataType.getDimSize(d) << ")";
+    StringRef reduction = op.getReduction();
+    if (reduction != "none" && reduction != "add" && reduction != "mul")
+      return emitLoweringError(op) << "reduction '" << reduction
+                                   << "' is not one of none, add, mul";
+
+    Location loc = op.getLoc();
+    Type elementType = dataType.getElementType();
+    // The copy keeps `data` itself intact for its other users.
+    Value copy =
+        linalg::CopyOp::create(rewriter, loc, adaptor.getData(),
+                               createEmptyTensor(rewriter, loc, dataType))
+            .getResult(0);
+    if (indicesType.getNumElements() == 0) {
+      rewriter.replaceOp(op, copy);
+      return success();
+    }
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value axisSize =
+        arith::ConstantIndexOp::create(rewriter, loc, dataType.getDimSize(*axis));
+    SmallVector<Value> upperBounds;
+    for (int64_t size : indicesType.getShape())
+      upperBounds.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
+    SmallVector<Value> steps(rank, one);
+    SmallVector<Value> lowerBounds(rank, zero);
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lowerBounds, upperBounds, steps, ValueRange{copy},
+        [&](OpBuilder &b, Location nloc, ValueRange ivs,
+            ValueRange iterArgs) -> scf::ValueVector {
+          Value index = tensor::ExtractOp::create(b, nloc, adaptor.getIndices(),
+                                                  ivs);
+          index = arith::IndexCastOp::create(b, nloc, b.getIndexType(), index);
+          // ONNX allows negative indices counting from the end of the axis.
+          Value isNegative = arith::CmpIOp::create(
+              b, nloc, arith::CmpIPredicate::slt, index, zero);
+          index = arith::SelectOp::create(
+              b, nloc, isNegative,
+              arith::AddIOp::create(b, nloc, index, axisSize), index);
+          SmallVector<Value> target(ivs);
+          target[*axis] = index;
+          Value update = tensor::ExtractOp::create(b, nloc,
+                                                   adaptor.getUpdates(), ivs);
+          if (reduction != "none") {
+            Value current =
+                tensor::ExtractOp::create(b, nloc, iterArgs[0], target);
+            bool isFloat = isa<FloatType>(elementType);
+            if (reduction == "add")
+              update = isFloat ? arith::AddFOp::create(b, nloc, current, update)
+                                     .getResult()
+                               : arith::AddIOp::create(b, nloc, current, update)
+                                     .getResult();
+            else
+              update = isFloat ? arith::MulFOp::create(b, nloc, current, update)
+                                     .getResult()
+                               : arith::MulIOp::create(b, nloc, current, update)
+                                     .getResult();
+          }
+          return {tensor::InsertOp::create(b, nloc, update, iterArgs[0],
+                                           target)
+                      .getResult()};
+        });
+    rewriter.replaceOp(op, nest.results.front());
+    return success();
+  }
+};
+
+} // namespace
+
+void vram::populateTrainingOpsToLinalgPatterns(
+    const TypeConverter &typeConverter, RewritePatternSet &patterns) {
+  patterns.add<GreaterLowering, ScatterElementsLowering>(
+      typeConverter, patterns.getContext());
+}
