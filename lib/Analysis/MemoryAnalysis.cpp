@@ -74,6 +74,24 @@ std::string getBufferTypeString(const Buffer &buffer) {
   return text;
 }
 
+void emitAnalysisErrors(const MemoryAnalysis &analysis, Operation *func) {
+  if (analysis.getUnsizedValues().empty()) {
+    func->emitError("memory analysis needs a function with a single-block "
+                    "body");
+    return;
+  }
+  constexpr size_t kMaxReported = 3;
+  for (const UnsizedValue &value :
+       analysis.getUnsizedValues().take_front(kMaxReported))
+    emitError(value.value.getLoc())
+        << "cannot size '" << getValueName(value.value) << "' of type "
+        << value.value.getType() << ": " << value.reason
+        << " (bind dynamic dimensions with --dim or --batch)";
+  if (analysis.getUnsizedValues().size() > kMaxReported)
+    func->emitError() << analysis.getUnsizedValues().size() - kMaxReported
+                      << " more values cannot be sized";
+}
+
 MemoryAnalysis::MemoryAnalysis(Operation *op) {
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func || func.isExternal() || !llvm::hasSingleElement(func.getFunctionBody()))

@@ -21,20 +21,6 @@ static bool isConstant(Operation *op) {
   return op->hasTrait<OpTrait::ConstantLike>();
 }
 
-void emitAnalysisErrors(const MemoryAnalysis &analysis, Operation *func) {
-  if (analysis.getUnsizedValues().empty()) {
-    emitError(func->getLoc(),
-              "memory planning needs a function with a single-block body");
-    return;
-  }
-  constexpr size_t kMaxReported = 3;
-  for (const UnsizedValue &value :
-       analysis.getUnsizedValues().take_front(kMaxReported))
-    emitError(value.value.getLoc())
-        << "cannot size '" << getValueName(value.value) << "' of type "
-        << value.value.getType() << ": " << value.reason;
-}
-
 std::vector<Operation *> getPlannedOps(Block &body) {
   std::vector<Operation *> ops;
   for (Operation &op : body.without_terminator())

@@ -25,7 +25,7 @@ struct PrintLivenessPass
         continue;
       auto &analysis = getChildAnalysis<MemoryAnalysis>(func);
       if (!analysis.isValid()) {
-        func.emitError("memory analysis failed: a value has no static size");
+        emitAnalysisErrors(analysis, func);
         return signalPassFailure();
       }
       os << "liveness @" << func.getName() << ": peak "

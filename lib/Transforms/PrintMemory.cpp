@@ -20,28 +20,6 @@ namespace vram {
 using namespace mlir;
 using namespace vram;
 
-/// Reports why the analysis of `func` has no answer; at most a few values,
-/// each at its op, so a huge model does not flood the terminal.
-static void reportUnsizedValues(const MemoryAnalysis &analysis,
-                                FunctionOpInterface func) {
-  if (analysis.getUnsizedValues().empty()) {
-    func.emitError("memory analysis needs a function with a single-block body");
-    return;
-  }
-  constexpr size_t kMaxReported = 3;
-  for (const UnsizedValue &value :
-       analysis.getUnsizedValues().take_front(kMaxReported)) {
-    Location loc = value.value.getLoc();
-    emitError(loc) << "cannot size '" << getValueName(value.value)
-                   << "' of type " << value.value.getType() << ": "
-                   << value.reason
-                   << " (bind dynamic dimensions with --dim or --batch)";
-  }
-  if (analysis.getUnsizedValues().size() > kMaxReported)
-    func.emitError() << analysis.getUnsizedValues().size() - kMaxReported
-                     << " more values cannot be sized";
-}
-
 namespace {
 struct PrintMemoryPass : public vram::impl::PrintMemoryPassBase<PrintMemoryPass> {
   using PrintMemoryPassBase::PrintMemoryPassBase;
@@ -98,7 +76,7 @@ struct PrintMemoryPass : public vram::impl::PrintMemoryPassBase<PrintMemoryPass>
         continue;
       auto &analysis = getChildAnalysis<MemoryAnalysis>(func);
       if (!analysis.isValid()) {
-        reportUnsizedValues(analysis, func);
+        emitAnalysisErrors(analysis, func);
         return signalPassFailure();
       }
       peakBytes = analysis.getPeakBytes();

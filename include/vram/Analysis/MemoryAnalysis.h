@@ -93,6 +93,11 @@ private:
   unsigned peakPoint = 0;
 };
 
+/// Reports why `analysis` of `func` is not valid: an error at each of the
+/// first few values it could not size (at most three, so a huge model does
+/// not flood the terminal), or at `func` when its body is not one block.
+void emitAnalysisErrors(const MemoryAnalysis &analysis, mlir::Operation *func);
+
 /// The operand whose storage `result` shares, or null when `result` is a
 /// fresh allocation. Views (ViewLikeOpInterface), ops whose bufferization
 /// makes the result an equivalent alias of an operand

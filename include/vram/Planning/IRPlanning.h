@@ -39,11 +39,6 @@ struct IRPlanningGraph {
   llvm::DenseMap<mlir::Value, planner::TensorId> tensorOf;
 };
 
-/// Emits an error at each of the first few values `analysis` could not size
-/// (or at `func` when its body is not a single block): planning needs every
-/// size.
-void emitAnalysisErrors(const MemoryAnalysis &analysis, mlir::Operation *func);
-
 /// The ops of `body` the planner schedules, in their current order: all but
 /// the terminator and constants (ConstantLike ops are program data, resident
 /// throughout, so they are tensors without a producer, not ops).
