@@ -314,6 +314,16 @@ const DeviceProfile *lookupDeviceProfile(llvm::StringRef nameOrAlias) {
   return lookupDeviceProfile(getDeviceProfiles(), nameOrAlias);
 }
 
+llvm::Expected<const DeviceProfile &>
+requireDeviceProfile(llvm::StringRef nameOrAlias) {
+  if (const DeviceProfile *profile = lookupDeviceProfile(nameOrAlias))
+    return *profile;
+  std::string message = "unknown device '" + nameOrAlias.str() + "'; known:";
+  for (const DeviceProfile &known : getDeviceProfiles())
+    message += " " + known.name;
+  return llvm::createStringError(message);
+}
+
 //===----------------------------------------------------------------------===//
 // Estimates
 //===----------------------------------------------------------------------===//

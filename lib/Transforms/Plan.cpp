@@ -92,14 +92,10 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
   }
 
   LogicalResult planFunction(FunctionOpInterface func) {
-    const DeviceProfile *profile = lookupDeviceProfile(device);
-    if (!profile) {
-      InFlightDiagnostic diag = emitError(func.getLoc())
-                                << "unknown device '" << device << "'; known:";
-      for (const DeviceProfile &known : getDeviceProfiles())
-        diag << " " << known.name;
-      return diag;
-    }
+    llvm::Expected<const DeviceProfile &> found = requireDeviceProfile(device);
+    if (!found)
+      return emitError(func.getLoc()) << llvm::toString(found.takeError());
+    const DeviceProfile *profile = &*found;
     uint64_t budgetBytes = usableBytes(*profile);
     if (!budget.empty()) {
       llvm::Expected<uint64_t> parsed = parseByteSize(budget);

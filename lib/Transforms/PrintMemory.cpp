@@ -36,14 +36,10 @@ struct PrintMemoryPass : public vram::impl::PrintMemoryPassBase<PrintMemoryPass>
     }
     if (device.empty())
       return success();
-    const DeviceProfile *profile = lookupDeviceProfile(device);
-    if (!profile) {
-      InFlightDiagnostic diag = getOperation().emitError()
-                                << "unknown device '" << device << "'; known:";
-      for (const DeviceProfile &known : getDeviceProfiles())
-        diag << " " << known.name;
-      return diag;
-    }
+    llvm::Expected<const DeviceProfile &> found = requireDeviceProfile(device);
+    if (!found)
+      return getOperation().emitError() << llvm::toString(found.takeError());
+    const DeviceProfile *profile = &*found;
     options.budget = usableBytes(*profile);
     options.budgetSource = profile->name + ": " +
                            formatBinaryBytes(profile->memoryBytes) +

@@ -270,13 +270,11 @@ int main(int argc, char **argv) {
     }
     budgetBytes = *parsed;
   } else if (!device.empty()) {
-    const vram::DeviceProfile *profile = vram::lookupDeviceProfile(device);
+    llvm::Expected<const vram::DeviceProfile &> profile =
+        vram::requireDeviceProfile(device);
     if (!profile) {
-      llvm::errs() << "error: --device: unknown device '" << device
-                   << "'; known:";
-      for (const vram::DeviceProfile &known : vram::getDeviceProfiles())
-        llvm::errs() << " " << known.name;
-      llvm::errs() << "\n";
+      llvm::errs() << "error: --device: " << llvm::toString(profile.takeError())
+                   << "\n";
       return 1;
     }
     budgetBytes = vram::usableBytes(*profile);

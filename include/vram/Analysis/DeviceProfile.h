@@ -77,6 +77,11 @@ llvm::ArrayRef<DeviceProfile> getDeviceProfiles();
 /// are the same); null when there is none.
 const DeviceProfile *lookupDeviceProfile(llvm::StringRef nameOrAlias);
 
+/// lookupDeviceProfile, or an error "unknown device 'X'; known: A B ..."
+/// naming every built-in profile.
+llvm::Expected<const DeviceProfile &>
+requireDeviceProfile(llvm::StringRef nameOrAlias);
+
 /// The same lookup in `profiles`.
 const DeviceProfile *lookupDeviceProfile(llvm::ArrayRef<DeviceProfile> profiles,
                                          llvm::StringRef nameOrAlias);
