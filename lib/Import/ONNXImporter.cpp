@@ -636,12 +636,17 @@ std::string GraphImporter::producerPrefix(llvm::StringRef valueName) const {
   return it == producers.end() ? "" : "node '" + it->second + "': ";
 }
 
+/// A node's name, or `<OpType>_<index>` for the many exporters (and the text
+/// format) that leave nodes unnamed: locations and errors need a name.
+std::string getNodeName(const onnx::NodeProto &node, unsigned index) {
+  return node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                             : node.name();
+}
+
 Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                                      unsigned index) {
-  std::string name = node.name();
-  if (name.empty())
-    name = node.op_type() + "_" + std::to_string(index);
-  return NameLoc::get(builder.getStringAttr(name), fileLoc);
+  return NameLoc::get(builder.getStringAttr(getNodeName(node, index)),
+                      fileLoc);
 }
 
 Value GraphImporter::noValue() {
@@ -721,9 +726,7 @@ unsigned formalCount(const std::vector<onnx::OpSchema::FormalParameter> &params,
 
 void GraphImporter::importNode(const onnx::NodeProto &node, unsigned index) {
   Location loc = nodeLocation(node, index);
-  std::string nodeName = node.name().empty()
-                             ? node.op_type() + "_" + std::to_string(index)
-                             : node.name();
+  std::string nodeName = getNodeName(node, index);
   if (isDefaultDomain(node.domain()) && node.op_type() == "Constant")
     return importConstantNode(node, loc);
 
@@ -805,9 +808,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model,
     inferredTypes[info.name()] = &info.type();
   for (auto [index, node] : llvm::enumerate(graph.node()))
     for (const std::string &output : node.output())
-      producers[output] = node.name().empty()
-                              ? node.op_type() + "_" + std::to_string(index)
-                              : node.name();
+      producers[output] = getNodeName(node, index);
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   SmallVector<NamedAttribute> moduleAttrs{
