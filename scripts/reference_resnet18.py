@@ -1,5 +1,8 @@
 #!/usr/bin/python3
-"""Reference logits of test/models/resnet18.onnx for test/Execution/resnet18.test.
+"""Reference logits and training-step gradients of test/models/resnet18.onnx.
+
+For test/Execution/resnet18.test (logits, batch 1) and
+test/Training/resnet18-step.test (--train: loss and gradients, batch 2).
 
 Independent of vram-opt: reads the ONNX graph with python3-onnx and evaluates
 it node by node with PyTorch's functional ops in float64. The weights the
@@ -16,12 +19,19 @@ input are generated exactly as vram-run generates them (docs/execution.md,
   state (running statistics) [0.5, 1.5].
 
 Writes the 1000 logits (batch 1) as a TensorProto named
-"logits seed=<seed>". Run with Debian's /usr/bin/python3 (python3-onnx,
+"logits seed=<seed>". With --train, the training step of
+`vram-train{loss=cross-entropy optimizer=none frozen=...}` instead: the loss
+-sum(t log softmax(logits)) / N against the generated labels (the step's
+last data argument, stream = 1 + number of initializers, range [-1, 1]) and
+the gradient of every parameter not in --frozen, by torch.autograd in
+float64, written as output_0.pb (loss), output_1.pb, ... in argument order
+into --output-dir. Run with Debian's /usr/bin/python3 (python3-onnx,
 python3-torch, python3-numpy).
 """
 
 import argparse
 import math
+import os
 
 import numpy as np
 import onnx
@@ -143,15 +153,56 @@ def evaluate(model, values):
     return [values[output.name] for output in model.graph.output]
 
 
+def write_tensor(path, array, name):
+    tensor = onnx.numpy_helper.from_array(array.astype(np.float32), name=name)
+    with open(path, "wb") as f:
+        f.write(tensor.SerializeToString())
+
+
+def training_step(model, values, seed, frozen, output_dir):
+    """Loss and gradients of the non-frozen parameters, as vram-train builds
+    them (cross-entropy with soft labels, optimizer=none)."""
+    initializers = [init.name for init in model.graph.initializer]
+    trainable = [name for name in initializers if name not in frozen]
+    for name in trainable:
+        values[name].requires_grad_(True)
+    (logits,) = evaluate(model, dict(values))
+    labels = torch.from_numpy(generate(list(logits.shape), seed,
+                                       1 + len(initializers), -1.0, 1.0)
+                              .astype(np.float64))
+    loss = -(labels * torch.log_softmax(logits, dim=1)).sum() / logits.shape[0]
+    gradients = torch.autograd.grad(loss, [values[n] for n in trainable])
+    os.makedirs(output_dir, exist_ok=True)
+    write_tensor(os.path.join(output_dir, "output_0.pb"),
+                 loss.detach().numpy(), "loss")
+    for index, (name, grad) in enumerate(zip(trainable, gradients), start=1):
+        write_tensor(os.path.join(output_dir, f"output_{index}.pb"),
+                     grad.numpy(), name + ".grad")
+    print(f"{output_dir}: loss {loss.item():.9g}, {len(trainable)} gradients, "
+          f"largest |grad| {max(g.abs().max().item() for g in gradients):.6g}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="test/models/resnet18.onnx")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default="test/models/resnet18_reference.pb")
+    parser.add_argument("--train", action="store_true",
+                        help="write the training step's loss and gradients")
+    parser.add_argument("--batch", type=int, default=None)
+    parser.add_argument("--frozen", default="",
+                        help="comma-separated parameters without gradient")
+    parser.add_argument("--output-dir",
+                        default="test/models/resnet18_step_reference")
     args = parser.parse_args()
 
     model = onnx.load(args.model, load_external_data=False)
-    values = build_values(model, args.seed, batch=1)
+    if args.train:
+        values = build_values(model, args.seed, batch=args.batch or 2)
+        frozen = set(filter(None, args.frozen.split(",")))
+        training_step(model, values, args.seed, frozen, args.output_dir)
+        return
+    values = build_values(model, args.seed, batch=args.batch or 1)
     (logits,) = evaluate(model, values)
     logits = logits.numpy().astype(np.float32)
     tensor = onnx.numpy_helper.from_array(logits, name=f"logits seed={args.seed}")

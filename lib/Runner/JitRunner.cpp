@@ -218,14 +218,21 @@ CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
         index[d] = 0;
       }
     }
-    // Results are owned by the caller (ownership-based deallocation); a
-    // buffer returned twice is freed once; arguments and globals never.
-    void *allocated = view.allocated();
+    outputs.push_back(std::move(output));
+  }
+  // Results are owned by the caller (ownership-based deallocation). Free them
+  // only once all are copied: several results can share one buffer (e.g. two
+  // identical gradients merged by CSE), which is freed once; arguments and
+  // globals never.
+  words = results.data();
+  for (const TensorSpec &spec : signature.results) {
+    int64_t rank = spec.shape.size();
+    void *allocated = DescriptorView{words, rank}.allocated();
+    words += DescriptorView::getNumWords(rank);
     if (allocated &&
         reinterpret_cast<uintptr_t>(allocated) != kGlobalAllocatedPointer &&
         !argumentBuffers.contains(allocated) && freed.insert(allocated).second)
       std::free(allocated);
-    outputs.push_back(std::move(output));
   }
   return outputs;
 }

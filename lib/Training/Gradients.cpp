@@ -299,11 +299,10 @@ Gradients gradientOf(ONNXDivOp op, IRBuilding &ir, ValueRange, ValueRange dY,
   Value dA = ir.div(dY[0], op.getB());
   if (wanted[0])
     grads[0] = ir.sumTo(dA, op.getA().getType());
-  // d(A/B)/dB = -(A/B)/B: reuses the result instead of keeping A.
+  // d(A/B)/dB = -A/B^2 = -C/B, so dB = -(dY/B) C: reuses the result
+  // instead of keeping A.
   if (wanted[1])
-    grads[1] =
-        ir.sumTo(ir.neg(ir.mul(dA, ir.div(op.getC(), op.getB()))),
-                 op.getB().getType());
+    grads[1] = ir.sumTo(ir.neg(ir.mul(dA, op.getC())), op.getB().getType());
   return grads;
 }
 

@@ -215,13 +215,19 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
                              ir.expand(ir.scalar(element, 1.0), {batch, 1}),
                              /*axis=*/1);
     }
-    // -sum(t log softmax(p)) / N; d/dp = (softmax(p) - t) / N
+    // -sum(t log softmax(p)) / N; d/dp = (softmax(p) sum_c(t) - t) / N,
+    // which is the familiar (softmax(p) - t) / N when each row of t sums to
+    // 1 (one-hot, index labels); soft labels need not.
     Value probabilities = ir.softmax(logits, 1);
     Value summed = ir.reduceSum(ir.mul(target, ir.log(probabilities)), allAxes,
                                 /*keepdims=*/false);
     loss.value = ir.mul(summed, ir.scalar(element, -1.0 / batch));
     builder.setListener(&backwardTagger);
-    gradient = ir.mul(ir.sub(probabilities, target),
+    Value scaledProbabilities = probabilities;
+    if (!options.indexLabels)
+      scaledProbabilities = ir.mul(
+          probabilities, ir.reduceSum(target, {1}, /*keepdims=*/true));
+    gradient = ir.mul(ir.sub(scaledProbabilities, target),
                       ir.scalar(element, 1.0 / batch));
   }
   if (usesLossScaling(options.precision))
@@ -285,7 +291,8 @@ private:
   LogicalResult checkSavedReads(Operation *op, ArrayRef<Value> saved,
                                 ArrayRef<Operation *> built);
   void buildOptimizer(ArrayRef<BlockArgument> trainable,
-                      SmallVectorImpl<Value> &results);
+                      SmallVectorImpl<Value> &results,
+                      SmallVectorImpl<std::string> &resultNames);
   BlockArgument addOptimizerState(BlockArgument param, StringRef suffix,
                                   Type type);
 
@@ -398,8 +405,9 @@ BlockArgument TrainingStepBuilder::addOptimizerState(BlockArgument param,
   return func.getArgument(index);
 }
 
-void TrainingStepBuilder::buildOptimizer(ArrayRef<BlockArgument> trainable,
-                                         SmallVectorImpl<Value> &results) {
+void TrainingStepBuilder::buildOptimizer(
+    ArrayRef<BlockArgument> trainable, SmallVectorImpl<Value> &results,
+    SmallVectorImpl<std::string> &resultNames) {
   Block &body = func.getBody().front();
   OpBuilder builder(context);
   builder.setInsertionPoint(body.getTerminator());
@@ -428,7 +436,9 @@ void TrainingStepBuilder::buildOptimizer(ArrayRef<BlockArgument> trainable,
     nextStep = ir.add(step, ir.scalar(f32, 1.0));
     markAs(nextStep, stateCategory);
   }
+  // Updated values are named like the arguments they replace.
   SmallVector<Value> updatedParams, updatedStates;
+  SmallVector<std::string> paramNames, stateNames;
   for (BlockArgument param : trainable) {
     Value grad = gradients.lookup(param);
     if (!grad)
@@ -444,6 +454,8 @@ void TrainingStepBuilder::buildOptimizer(ArrayRef<BlockArgument> trainable,
       grad = ir.add(grad, ir.mul(param, c(options.weightDecay)));
     Value newParam;
     switch (options.optimizer) {
+    case OptimizerKind::None:
+      llvm_unreachable("optimizer=none builds no update");
     case OptimizerKind::SGD:
       newParam = ir.sub(param, ir.mul(grad, c(options.learningRate)));
       break;
@@ -454,6 +466,7 @@ void TrainingStepBuilder::buildOptimizer(ArrayRef<BlockArgument> trainable,
           ir.add(ir.mul(velocity, c(options.momentum)), grad);
       markAs(newVelocity, stateCategory);
       updatedStates.push_back(newVelocity);
+      stateNames.push_back(getValueName(velocity));
       newParam = ir.sub(param, ir.mul(newVelocity, c(options.learningRate)));
       break;
     }
@@ -469,6 +482,8 @@ void TrainingStepBuilder::buildOptimizer(ArrayRef<BlockArgument> trainable,
       markAs(newV, stateCategory);
       updatedStates.push_back(newM);
       updatedStates.push_back(newV);
+      stateNames.push_back(getValueName(m));
+      stateNames.push_back(getValueName(v));
       // p' = p - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
       Value t = ir.cast(nextStep, element);
       Value correction1 = ir.sub(c(1.0), ir.pow(c(b1), t));
@@ -485,11 +500,16 @@ void TrainingStepBuilder::buildOptimizer(ArrayRef<BlockArgument> trainable,
     }
     markAs(newParam, parameterCategory);
     updatedParams.push_back(newParam);
+    paramNames.push_back(getValueName(param));
   }
   results.append(updatedParams);
   results.append(updatedStates);
-  if (nextStep)
+  resultNames.append(paramNames);
+  resultNames.append(stateNames);
+  if (nextStep) {
     results.push_back(nextStep);
+    resultNames.push_back("step");
+  }
   builder.setListener(nullptr);
 }
 
@@ -570,10 +590,26 @@ LogicalResult TrainingStepBuilder::build() {
   builder.setListener(nullptr);
 
   SmallVector<Value> results{loss->value};
-  buildOptimizer(trainable, results);
+  SmallVector<std::string> resultNames{"loss"};
+  if (options.optimizer == OptimizerKind::None) {
+    // No update: the step returns the gradients themselves (gradient
+    // accumulation, gradient checks).
+    for (BlockArgument param : trainable)
+      if (Value grad = gradients.lookup(param)) {
+        results.push_back(grad);
+        resultNames.push_back(getValueName(param) + ".grad");
+      }
+  } else {
+    buildOptimizer(trainable, results, resultNames);
+  }
   returnOp->setOperands(results);
   func.setType(FunctionType::get(context, body.getArgumentTypes(),
                                  ValueRange(results).getTypes()));
+  for (auto [index, name] : llvm::enumerate(resultNames))
+    func.setResultAttrs(index, DictionaryAttr::get(
+                                   context, {NamedAttribute(
+                                                kNameAttr,
+                                                StringAttr::get(context, name))}));
   return success();
 }
 

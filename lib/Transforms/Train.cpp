@@ -49,13 +49,14 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
     parsed.indexLabels = labels == "indices";
     std::optional<OptimizerKind> optimizerKind =
         llvm::StringSwitch<std::optional<OptimizerKind>>(optimizer)
+            .Case("none", OptimizerKind::None)
             .Case("sgd", OptimizerKind::SGD)
             .Case("momentum", OptimizerKind::Momentum)
             .Case("adam", OptimizerKind::Adam)
             .Case("adamw", OptimizerKind::AdamW)
             .Default(std::nullopt);
     if (!optimizerKind)
-      return fail("optimizer", optimizer, "sgd, momentum, adam or adamw");
+      return fail("optimizer", optimizer, "none, sgd, momentum, adam or adamw");
     parsed.optimizer = *optimizerKind;
     std::optional<PrecisionKind> precisionKind =
         llvm::StringSwitch<std::optional<PrecisionKind>>(precision)

@@ -5,7 +5,8 @@
 // gradient summed over the batch, the weight gradient x^T dY.
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: %[[X:.*]]: tensor<4x3xf32> {onnx.name = "x"}, %[[W:.*]]: tensor<3x2xf32> {onnx.name = "W", vram.param = "trainable"}, %[[B:.*]]: tensor<2xf32> {onnx.name = "b", vram.param = "trainable"}, %[[T:.*]]: tensor<4x2xf32> {onnx.name = "labels"})
-// CHECK-SAME: -> (tensor<f32>, tensor<3x2xf32>, tensor<2xf32>)
+// Results: the loss, then the updated parameters under their own names.
+// CHECK-SAME: -> (tensor<f32> {onnx.name = "loss"}, tensor<3x2xf32> {onnx.name = "W"}, tensor<2xf32> {onnx.name = "b"})
 // CHECK: %[[MM:.*]] = onnx.MatMul(%[[X]], %[[W]])
 // CHECK: %[[ADD:.*]] = onnx.Add(%[[MM]], %[[B]])
 // CHECK: %[[Y:.*]] = onnx.Relu(%[[ADD]])

@@ -11,7 +11,8 @@
 namespace vram {
 
 enum class LossKind { MeanSquaredError, CrossEntropy };
-enum class OptimizerKind { SGD, Momentum, Adam, AdamW };
+/// None: no update; the step returns the loss and the gradients.
+enum class OptimizerKind { None, SGD, Momentum, Adam, AdamW };
 enum class PrecisionKind { FP32, FP16, BF16, AmpFP16, AmpBF16 };
 
 struct TrainingOptions {

@@ -203,7 +203,7 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
            "cross-entropy labels: one-hot (like the prediction) or indices "
            "(int64 class per sample)">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
-           "sgd, momentum, adam or adamw">,
+           "sgd, momentum, adam, adamw, or none (return the gradients)">,
     Option<"learningRate", "lr", "double", /*default=*/"0.01",
            "learning rate">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
