@@ -367,14 +367,71 @@ struct SoftmaxLowering : ONNXToLinalgPattern<ONNXSoftmaxOp> {
   }
 };
 
-/// Dropout is the identity (mask all true) unless training_mode is true and
-/// ratio is not 0: only then would it draw random numbers.
+/// The keep-mask of training-mode Dropout: element i (row-major) is kept
+/// when u_i >= ratio, u_i uniform in [0, 1) from a counter-based generator,
+/// so the mask is a pure function of (seed, shape) and a step recomputed or
+/// run twice drops the same elements: splitmix64 of seed * 2^32 + i + 1
+/// draws, u = (z >> 11) * 2^-53 (docs/execution.md, "Generated data").
+Value buildDropoutMask(OpBuilder &builder, Location loc,
+                       RankedTensorType maskType, uint64_t seed,
+                       double ratio) {
+  return buildParallelGeneric(
+      builder, loc, maskType, {}, {},
+      [&](OpBuilder &b, Location l, ValueRange) -> Value {
+        Type i64 = b.getI64Type();
+        auto constant = [&](uint64_t value) -> Value {
+          return arith::ConstantOp::create(
+              b, l, b.getIntegerAttr(i64, static_cast<int64_t>(value)));
+        };
+        Value flat = constant(0);
+        for (int64_t d = 0; d < maskType.getRank(); ++d) {
+          Value index = arith::IndexCastOp::create(
+              b, l, i64, linalg::IndexOp::create(b, l, d));
+          flat = arith::AddIOp::create(
+              b, l,
+              arith::MulIOp::create(b, l, flat,
+                                    constant(maskType.getDimSize(d))),
+              index);
+        }
+        Value counter = arith::AddIOp::create(b, l, flat, constant(1));
+        Value z = arith::AddIOp::create(
+            b, l, constant(seed << 32),
+            arith::MulIOp::create(b, l, counter,
+                                  constant(0x9E3779B97F4A7C15ULL)));
+        auto mix = [&](Value v, uint64_t shift, uint64_t multiplier) {
+          Value x = arith::XOrIOp::create(
+              b, l, v, arith::ShRUIOp::create(b, l, v, constant(shift)));
+          return multiplier ? Value(arith::MulIOp::create(b, l, x,
+                                                          constant(multiplier)))
+                            : x;
+        };
+        z = mix(z, 30, 0xBF58476D1CE4E5B9ULL);
+        z = mix(z, 27, 0x94D049BB133111EBULL);
+        z = mix(z, 31, 0);
+        Value unit = arith::MulFOp::create(
+            b, l,
+            arith::UIToFPOp::create(
+                b, l, b.getF64Type(),
+                arith::ShRUIOp::create(b, l, z, constant(11))),
+            arith::ConstantOp::create(b, l, b.getF64FloatAttr(0x1p-53)));
+        return arith::CmpFOp::create(
+            b, l, arith::CmpFPredicate::OGE, unit,
+            arith::ConstantOp::create(b, l, b.getF64FloatAttr(ratio)));
+      });
+}
+
+/// Dropout is the identity (mask all true) outside training or with ratio
+/// 0; in training mode output = data * mask / (1 - ratio) with the mask of
+/// buildDropoutMask (seed attribute, 0 when absent: deterministic, where
+/// ONNX leaves an absent seed to the runtime).
 struct DropoutLowering : ONNXToLinalgPattern<ONNXDropoutOp> {
   using ONNXToLinalgPattern::ONNXToLinalgPattern;
 
   LogicalResult
   lower(ONNXDropoutOp op, OpAdaptor adaptor,
         ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    double ratio = 0.0;
     if (!isa<NoneType>(op.getTrainingMode().getType())) {
       std::optional<SmallVector<int64_t>> training =
           getConstantIntValues(op.getTrainingMode(), adaptor.getTrainingMode());
@@ -382,25 +439,51 @@ struct DropoutLowering : ONNXToLinalgPattern<ONNXDropoutOp> {
         return emitLoweringError(op) << "training_mode must be a constant";
       if (training->front() != 0) {
         // ratio defaults to 0.5.
-        std::optional<SmallVector<double>> ratio;
-        if (!isa<NoneType>(op.getRatio().getType()))
-          ratio = getConstantFloatValues(op.getRatio());
-        if (!ratio || ratio->size() != 1 || ratio->front() != 0.0)
-          return emitLoweringError(op) << "Dropout in training mode needs a "
-                                          "random generator; not supported";
+        ratio = 0.5;
+        if (!isa<NoneType>(op.getRatio().getType())) {
+          std::optional<SmallVector<double>> values =
+              getConstantFloatValues(op.getRatio());
+          if (!values || values->size() != 1)
+            return emitLoweringError(op) << "ratio must be a constant";
+          ratio = values->front();
+        }
+        if (ratio < 0.0 || ratio >= 1.0)
+          return emitLoweringError(op)
+                 << "ratio must be in [0, 1), got " << ratio;
       }
     }
-    SmallVector<Value> results = {adaptor.getData()};
-    if (isa<NoneType>(op.getMask().getType())) {
-      results.push_back(ONNXNoValueOp::create(rewriter, op.getLoc()));
-    } else {
-      Value allTrue = arith::ConstantOp::create(rewriter, op.getLoc(),
-                                                rewriter.getBoolAttr(true));
-      results.push_back(createFilledTensor(
-          rewriter, op.getLoc(), convertTensorType(op.getMask().getType()),
-          allTrue));
+    bool wantsMask = !isa<NoneType>(op.getMask().getType());
+    if (ratio == 0.0) {
+      SmallVector<Value> results = {adaptor.getData()};
+      if (wantsMask)
+        results.push_back(createFilledTensor(
+            rewriter, loc, convertTensorType(op.getMask().getType()),
+            arith::ConstantOp::create(rewriter, loc,
+                                      rewriter.getBoolAttr(true))));
+      else
+        results.push_back(ONNXNoValueOp::create(rewriter, loc));
+      rewriter.replaceOp(op, results);
+      return success();
     }
-    rewriter.replaceOp(op, results);
+
+    auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
+    auto maskType = RankedTensorType::get(dataType.getShape(),
+                                          rewriter.getI1Type());
+    Value mask = buildDropoutMask(rewriter, loc, maskType,
+                                  op.getSeed().value_or(0), ratio);
+    Type element = dataType.getElementType();
+    Value scale = createScalarConstant(rewriter, loc, element,
+                                       1.0 / (1.0 - ratio));
+    Value zero = createScalarConstant(rewriter, loc, element, 0.0);
+    Value output = buildElementwiseGeneric(
+        rewriter, loc, dataType, {adaptor.getData(), mask},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value scaled = arith::MulFOp::create(b, l, args[0], scale);
+          return arith::SelectOp::create(b, l, args[1], scaled, zero);
+        });
+    Value maskResult =
+        wantsMask ? mask : Value(ONNXNoValueOp::create(rewriter, loc));
+    rewriter.replaceOp(op, {output, maskResult});
     return success();
   }
 };
