@@ -513,6 +513,28 @@ void TrainingStepBuilder::buildOptimizer(
   builder.setListener(nullptr);
 }
 
+/// The updated running statistics of training-mode BatchNormalization are
+/// results of the step (as PyTorch updates its buffers), named after the
+/// state arguments they replace.
+static void appendRunningStatistics(ArrayRef<Operation *> forward,
+                                    SmallVectorImpl<Value> &results,
+                                    SmallVectorImpl<std::string> &names) {
+  for (Operation *op : forward) {
+    auto norm = dyn_cast<ONNXBatchNormalizationOp>(op);
+    if (!norm)
+      continue;
+    for (auto [updated, input] :
+         {std::pair(norm.getRunningMean(), norm.getInputMean()),
+          std::pair(norm.getRunningVar(), norm.getInputVar())}) {
+      auto arg = dyn_cast<BlockArgument>(input);
+      if (!arg || isa<NoneType>(updated.getType()))
+        continue;
+      results.push_back(updated);
+      names.push_back(getValueName(arg));
+    }
+  }
+}
+
 LogicalResult TrainingStepBuilder::build() {
   if (!llvm::hasSingleElement(func.getBody()))
     return func.emitError("vram-train needs a function with one block");
@@ -602,6 +624,7 @@ LogicalResult TrainingStepBuilder::build() {
   } else {
     buildOptimizer(trainable, results, resultNames);
   }
+  appendRunningStatistics(forward, results, resultNames);
   returnOp->setOperands(results);
   func.setType(FunctionType::get(context, body.getArgumentTypes(),
                                  ValueRange(results).getTypes()));

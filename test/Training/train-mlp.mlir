@@ -53,3 +53,22 @@ func.func @main(%x: tensor<2xf32>,
   %1 = onnx.Add(%0, %0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %1 : tensor<2xf32>
 }
+
+// -----
+
+// Training-mode BatchNormalization: the updated running statistics are
+// results of the step, after the updated parameters, named after the state
+// arguments they replace; the state gets no gradient.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: -> (tensor<f32> {onnx.name = "loss"}, tensor<3xf32> {onnx.name = "bn.weight"}, tensor<3xf32> {onnx.name = "bn.bias"}, tensor<3xf32> {onnx.name = "bn.running_mean"}, tensor<3xf32> {onnx.name = "bn.running_var"})
+// CHECK: %[[Y:.*]], %[[MEAN:.*]], %[[VAR:.*]] = onnx.BatchNormalization(%arg0, %arg1, %arg2, %arg3, %arg4) {training_mode = 1 : i64}
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN]], %[[VAR]] :
+func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"},
+                %s: tensor<3xf32> {onnx.name = "bn.weight", vram.param = "trainable"},
+                %b: tensor<3xf32> {onnx.name = "bn.bias", vram.param = "trainable"},
+                %m: tensor<3xf32> {onnx.name = "bn.running_mean", vram.param = "state"},
+                %v: tensor<3xf32> {onnx.name = "bn.running_var", vram.param = "state"})
+    -> tensor<2x3xf32> {
+  %y, %mean, %var = onnx.BatchNormalization(%x, %s, %b, %m, %v) {training_mode = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y : tensor<2x3xf32>
+}
