@@ -484,10 +484,15 @@ void TrainingStepBuilder::buildOptimizer(
       updatedStates.push_back(newV);
       stateNames.push_back(getValueName(m));
       stateNames.push_back(getValueName(v));
-      // p' = p - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)
-      Value t = ir.cast(nextStep, element);
-      Value correction1 = ir.sub(c(1.0), ir.pow(c(b1), t));
-      Value correction2 = ir.sub(c(1.0), ir.pow(c(b2), t));
+      // p' = p - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). The
+      // bias corrections are f32 scalars, cast once: in bf16, 0.999 rounds
+      // to 1 and 1 - b2^t would be 0.
+      Type f32 = builder.getF32Type();
+      auto f32Constant = [&](double v) { return ir.scalar(f32, v); };
+      Value correction1 = ir.cast(
+          ir.sub(f32Constant(1.0), ir.pow(f32Constant(b1), nextStep)), element);
+      Value correction2 = ir.cast(
+          ir.sub(f32Constant(1.0), ir.pow(f32Constant(b2), nextStep)), element);
       Value denominator =
           ir.add(ir.sqrt(ir.div(newV, correction2)), c(options.epsilon));
       Value update = ir.div(ir.div(newM, correction1), denominator);

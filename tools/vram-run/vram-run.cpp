@@ -225,6 +225,15 @@ buildArguments(const FunctionSignature &signature,
       auto it = initializers->tensors.find(spec.name);
       if (it != initializers->tensors.end()) {
         HostTensor &tensor = it->second;
+        // A step in fp16/bf16 (--train precision) takes its parameters in
+        // that type: the stored values are rounded to it.
+        if (tensor.kind != spec.kind && tensor.shape == spec.shape &&
+            isFloatingPoint(tensor.kind) && isFloatingPoint(spec.kind)) {
+          HostTensor rounded(spec.kind, spec.shape);
+          for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+            rounded.setFromDouble(i, tensor.getAsDouble(i));
+          tensor = std::move(rounded);
+        }
         if (tensor.kind != spec.kind || tensor.shape != spec.shape) {
           fail("initializer '" + spec.name + "' is " +
                tensor.getTypeString() + " but its argument is " +
@@ -245,6 +254,12 @@ buildArguments(const FunctionSignature &signature,
       return failure();
     }
     HostTensor tensor(spec.kind, spec.shape);
+    // Optimizer state starts at zero, as a fresh optimizer's does (step 0,
+    // no momentum, no moments).
+    if (spec.paramKind == "optimizer_state") {
+      arguments.push_back(std::move(tensor));
+      continue;
+    }
     auto imported = importedKinds.find(spec.name);
     auto [low, high] = getGeneratedRange(
         imported == importedKinds.end() ? spec.paramKind : imported->second,
