@@ -264,15 +264,21 @@ Gradients gradientOf(ONNXSubOp op, IRBuilding &ir, ValueRange, ValueRange dY,
   return grads;
 }
 
-FailureOr<SmallVector<Value>> saveFor(ONNXMulOp op, OpBuilder &,
-                                      ArrayRef<bool> wanted) {
-  // d/dA reads B and d/dB reads A.
+/// What a bilinear op (Mul, MatMul, Gemm, Conv: Y = f(A, B)) keeps: the
+/// gradient of A reads B and that of B reads A, so only the operands a
+/// wanted gradient reads are saved (a frozen weight's input is not kept).
+SmallVector<Value> saveForBilinear(Value a, Value b, ArrayRef<bool> wanted) {
   SmallVector<Value> saved;
   if (wanted[0])
-    saved.push_back(op.getB());
+    saved.push_back(b);
   if (wanted[1])
-    saved.push_back(op.getA());
+    saved.push_back(a);
   return saved;
+}
+
+FailureOr<SmallVector<Value>> saveFor(ONNXMulOp op, OpBuilder &,
+                                      ArrayRef<bool> wanted) {
+  return saveForBilinear(op.getA(), op.getB(), wanted);
 }
 
 Gradients gradientOf(ONNXMulOp op, IRBuilding &ir, ValueRange, ValueRange dY,
@@ -564,12 +570,7 @@ Gradients gradientOf(ONNXDropoutOp op, IRBuilding &ir, ValueRange saved,
 
 FailureOr<SmallVector<Value>> saveFor(ONNXGemmOp op, OpBuilder &,
                                       ArrayRef<bool> wanted) {
-  SmallVector<Value> saved;
-  if (wanted[0])
-    saved.push_back(op.getB());
-  if (wanted[1])
-    saved.push_back(op.getA());
-  return saved;
+  return saveForBilinear(op.getA(), op.getB(), wanted);
 }
 
 Gradients gradientOf(ONNXGemmOp op, IRBuilding &ir, ValueRange, ValueRange dY,
@@ -601,12 +602,7 @@ Gradients gradientOf(ONNXGemmOp op, IRBuilding &ir, ValueRange, ValueRange dY,
 
 FailureOr<SmallVector<Value>> saveFor(ONNXMatMulOp op, OpBuilder &,
                                       ArrayRef<bool> wanted) {
-  SmallVector<Value> saved;
-  if (wanted[0])
-    saved.push_back(op.getB());
-  if (wanted[1])
-    saved.push_back(op.getA());
-  return saved;
+  return saveForBilinear(op.getA(), op.getB(), wanted);
 }
 
 Gradients gradientOf(ONNXMatMulOp op, IRBuilding &ir, ValueRange,
@@ -675,13 +671,8 @@ SmallVector<int64_t> outputPadding(const Window &window,
 
 FailureOr<SmallVector<Value>> saveFor(ONNXConvOp op, OpBuilder &,
                                       ArrayRef<bool> wanted) {
-  // dX reads W, dW reads X, dB reads neither.
-  SmallVector<Value> saved;
-  if (wanted[0])
-    saved.push_back(op.getW());
-  if (wanted[1])
-    saved.push_back(op.getX());
-  return saved;
+  // dB reads neither.
+  return saveForBilinear(op.getX(), op.getW(), wanted);
 }
 
 Gradients gradientOf(ONNXConvOp op, IRBuilding &ir, ValueRange, ValueRange dY,
