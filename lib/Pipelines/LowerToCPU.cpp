@@ -1,7 +1,8 @@
 //===- LowerToCPU.cpp - the vram-lower-to-cpu pass pipeline ---------------===//
 //
-// Every step is an upstream pass except the two in Passes.td, which upstream
-// lacks; docs/execution.md explains the order.
+// The tensor half is shared with vram-lower-to-gpu (TensorToBuffer.cpp);
+// every step is an upstream pass except the two in Passes.td, which upstream
+// lacks. docs/execution.md explains the order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,20 +22,10 @@
 using namespace mlir;
 
 void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
-  // onnx -> linalg, tensor, arith, math on tensors. Inputs already in
-  // linalg pass through untouched.
-  pm.addPass(createConvertONNXToLinalgPass());
-  pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOpsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-
-  // Tensors -> buffers. The identity layout at function boundaries is what
-  // a caller can build a descriptor for without knowing the body.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A memory plan's offloads and prefetches become buffer copies: on CPU,
+  // host memory is the same memory (docs/planning.md).
+  pm.addPass(createConvertVramToBufferizationPass());
+  buildTensorToBufferPipeline(pm);
   // Ownership-based deallocation: every buffer freed after its last use,
   // returned buffers owned by the caller.
   bufferization::buildBufferDeallocationPipeline(pm);
@@ -78,6 +69,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 
 void vram::registerVramPipelines() {
   registerVramPipelinesPasses();
+  PassPipelineRegistration<>(
+      "vram-lower-to-buffers",
+      "Lowers onnx or linalg on tensors to bufferized memref IR: the steps "
+      "vram-lower-to-cpu and vram-lower-to-gpu share",
+      buildTensorToBufferPipeline);
   PassPipelineRegistration<LowerToCPUOptions>(
       "vram-lower-to-cpu",
       "Lowers onnx or linalg on tensors to the LLVM dialect for CPU "

@@ -15,18 +15,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MilpModel.h"
+
 #include "vram/Planner/Planners.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <Cbc_C_Interface.h>
-
 #include <chrono>
-#include <limits>
-#include <memory>
 
 using namespace vram::planner;
+using namespace vram::planner::detail;
 
 llvm::StringRef vram::planner::stringifyMilpStatus(MilpStatus status) {
   switch (status) {
@@ -43,72 +42,8 @@ llvm::StringRef vram::planner::stringifyMilpStatus(MilpStatus status) {
 }
 
 namespace {
-/// Collects a MILP in triplet form and hands it to CBC in one call, which
-/// is much faster than adding rows and columns one by one.
-class MilpModel {
-public:
-  int addColumn(double lower, double upper, double cost, bool isInteger) {
-    colLower.push_back(lower);
-    colUpper.push_back(upper);
-    objective.push_back(cost);
-    integer.push_back(isInteger);
-    return colLower.size() - 1;
-  }
-  int addBinary(double cost = 0) { return addColumn(0, 1, cost, true); }
-  void fix(int column, double value) {
-    colLower[column] = colUpper[column] = value;
-  }
-  void addRow(llvm::ArrayRef<std::pair<int, double>> terms, double lower,
-              double upper) {
-    int row = rowLower.size();
-    rowLower.push_back(lower);
-    rowUpper.push_back(upper);
-    for (auto [column, coefficient] : terms)
-      entries.push_back({column, row, coefficient});
-  }
-  void load(Cbc_Model *model) {
-    llvm::sort(entries, [](const Entry &a, const Entry &b) {
-      return std::tie(a.column, a.row) < std::tie(b.column, b.row);
-    });
-    std::vector<CoinBigIndex> starts(colLower.size() + 1);
-    std::vector<int> rows;
-    std::vector<double> values;
-    rows.reserve(entries.size());
-    values.reserve(entries.size());
-    for (const Entry &e : entries) {
-      ++starts[e.column + 1];
-      rows.push_back(e.row);
-      values.push_back(e.value);
-    }
-    for (size_t c = 0; c < colLower.size(); ++c)
-      starts[c + 1] += starts[c];
-    Cbc_loadProblem(model, colLower.size(), rowLower.size(), starts.data(),
-                    rows.data(), values.data(), colLower.data(),
-                    colUpper.data(), objective.data(), rowLower.data(),
-                    rowUpper.data());
-    for (size_t c = 0; c < integer.size(); ++c)
-      if (integer[c])
-        Cbc_setInteger(model, c);
-  }
-
-private:
-  struct Entry {
-    int column, row;
-    double value;
-  };
-  std::vector<double> colLower, colUpper, objective, rowLower, rowUpper;
-  std::vector<bool> integer;
-  std::vector<Entry> entries;
-};
-
-constexpr double kNoLimit = std::numeric_limits<double>::infinity();
-
 /// Lower-triangular index: (t, i) with i <= t.
 size_t triangle(size_t t, size_t i) { return t * (t + 1) / 2 + i; }
-
-struct CbcDeleter {
-  void operator()(Cbc_Model *model) const { Cbc_deleteModel(model); }
-};
 } // namespace
 
 llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
@@ -246,12 +181,7 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
     }
   }
 
-  std::unique_ptr<Cbc_Model, CbcDeleter> model(Cbc_newModel());
-  milp.load(model.get());
-  Cbc_setLogLevel(model.get(), 0);
-  Cbc_setParameter(model.get(), "timeMode", "elapsed");
-  Cbc_setMaximumSeconds(model.get(), options.timeLimitSeconds);
-  Cbc_solve(model.get());
+  CbcModelPtr model = solveWithCbc(milp, options.timeLimitSeconds);
   result.solveSeconds = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - startTime)
                             .count();

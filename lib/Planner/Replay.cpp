@@ -44,6 +44,9 @@ struct ReplayOptions {
   /// last use by a forward op and recomputed when the backward pass needs
   /// them (Chen's non-checkpoints).
   std::vector<bool> dropAfterForward;
+  /// When set: filled, by TensorId, with what each tensor's first eviction
+  /// weighed (the report's "why").
+  std::vector<std::optional<EvictionCost>> *evictionCosts = nullptr;
 };
 
 class Replayer {
@@ -155,17 +158,26 @@ Replayer::Replayer(const PlanningGraph &graph, const DeviceProfile &device,
 double Replayer::recomputeCost(TensorId t) const {
   if (!graph.canRecompute(t))
     return kInfinity;
-  // Rebuilding t also rebuilds whatever of its ancestry is missing now
-  // (DTR's "evicted neighbourhood"). The walk stops after a few ops to stay
-  // cheap: beyond that the tensor is already among the costliest to drop.
-  constexpr unsigned kMaxOps = 16;
+  // Rebuilding t at its next use also rebuilds whatever of its ancestry is
+  // missing then (DTR's "evicted neighbourhood"): what is missing now, and
+  // what is resident now but will have been freed as dead by then. Counting
+  // only the first made tensors whose inputs were about to die look cheap;
+  // on the random layered graphs, dropping one then cost a rerun of most of
+  // the graph. The walk stops after a few ops to stay cheap: beyond that
+  // the tensor is already among the costliest to drop.
+  constexpr unsigned kMaxOps = 32;
+  OpId rebuildAt = nextUseOf(t);
+  auto missingAt = [&](TensorId input) {
+    return !resident[input] || (!graph.mustStayResident(input) &&
+                                keepUntil[input] < int64_t(rebuildAt));
+  };
   ++costStamp;
   llvm::SmallVector<TensorId, 8> worklist = {t};
   double cost = 0;
   unsigned visited = 0;
   while (!worklist.empty() && visited < kMaxOps) {
     TensorId missing = worklist.pop_back_val();
-    if (offloaded[missing]) {
+    if (offloaded[missing] && !resident[missing]) {
       cost += device.copyTime(graph.tensor(missing).bytes);
       continue;
     }
@@ -178,7 +190,7 @@ double Replayer::recomputeCost(TensorId t) const {
     ++visited;
     cost += device.computeTime(graph.op(producer).cost);
     for (TensorId input : graph.op(producer).inputs)
-      if (!resident[input])
+      if (missingAt(input))
         worklist.push_back(input);
   }
   return cost;
@@ -246,6 +258,10 @@ std::optional<TensorId> Replayer::popVictim() {
 }
 
 void Replayer::evict(TensorId t) {
+  if (options.evictionCosts && hasFutureUse(t) &&
+      !(*options.evictionCosts)[t])
+    (*options.evictionCosts)[t] = EvictionCost{
+        recomputeCost(t), offloadCost(t), timeUntil(nextUseOf(t))};
   offloaded[t] = hasFutureUse(t) && offloadCost(t) <= recomputeCost(t);
   if (offloaded[t]) {
     double copy = device.copyTime(graph.tensor(t).bytes);
@@ -537,9 +553,14 @@ uint64_t vram::planner::memoryLowerBound(const PlanningGraph &graph) {
 
 static llvm::Expected<std::vector<PlanStep>>
 runFast(const PlanningGraph &graph, uint64_t budget,
-        const DeviceProfile &device) {
+        const DeviceProfile &device,
+        std::vector<std::optional<EvictionCost>> *evictionCosts = nullptr) {
   ReplayOptions options;
   options.budget = budget;
+  if (evictionCosts) {
+    evictionCosts->assign(graph.numTensors(), std::nullopt);
+    options.evictionCosts = evictionCosts;
+  }
   return Replayer(graph, device, std::move(options)).run();
 }
 
@@ -571,10 +592,24 @@ uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
   return high;
 }
 
+/// Hands what the replay weighed to the decisions of the tensors the plan
+/// evicts.
+static llvm::Expected<Plan>
+withEvictionCosts(llvm::Expected<Plan> plan,
+                  llvm::ArrayRef<std::optional<EvictionCost>> costs) {
+  if (plan)
+    for (auto [decision, cost] : llvm::zip(plan->decisions, costs))
+      if (!decision.isKept())
+        decision.eviction = cost;
+  return plan;
+}
+
 llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
                                              uint64_t budget,
                                              const DeviceProfile &device) {
-  llvm::Expected<std::vector<PlanStep>> steps = runFast(graph, budget, device);
+  std::vector<std::optional<EvictionCost>> costs;
+  llvm::Expected<std::vector<PlanStep>> steps =
+      runFast(graph, budget, device, &costs);
   if (!steps) {
     llvm::consumeError(steps.takeError());
     // Greedy eviction is not monotone in the budget: a tighter budget can
@@ -583,26 +618,29 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
     if (smallest > budget)
       return llvm::make_error<BudgetTooSmallError>(
           budget, memoryLowerBound(graph), smallest);
-    steps = runFast(graph, smallest, device);
+    steps = runFast(graph, smallest, device, &costs);
     if (!steps)
       return steps.takeError();
   }
   // A program the simulator rejects is a planner bug, reported as is.
-  llvm::Expected<Plan> plan = buildPlan(graph, std::move(*steps), device);
+  llvm::Expected<Plan> plan = withEvictionCosts(
+      buildPlan(graph, std::move(*steps), device), costs);
   if (!plan || !device.canOffload())
     return plan;
   // Offload decisions are greedy per eviction and can lose to recomputing
   // everything; a recompute-only plan is valid on any device, so keep
   // whichever simulates faster.
-  llvm::Expected<std::vector<PlanStep>> recomputeOnly =
-      runFast(graph, budget, DeviceProfile{device.computeSpeed, 0,
-                                           device.copiesOverlapCompute});
+  std::vector<std::optional<EvictionCost>> recomputeOnlyCosts;
+  llvm::Expected<std::vector<PlanStep>> recomputeOnly = runFast(
+      graph, budget,
+      DeviceProfile{device.computeSpeed, 0, device.copiesOverlapCompute},
+      &recomputeOnlyCosts);
   if (!recomputeOnly) {
     llvm::consumeError(recomputeOnly.takeError());
     return plan;
   }
-  llvm::Expected<Plan> alternative =
-      buildPlan(graph, std::move(*recomputeOnly), device);
+  llvm::Expected<Plan> alternative = withEvictionCosts(
+      buildPlan(graph, std::move(*recomputeOnly), device), recomputeOnlyCosts);
   if (!alternative)
     return alternative.takeError();
   if (alternative->simulation.overhead() < plan->simulation.overhead())

@@ -2,14 +2,20 @@
 
 #include "vram/Planning/IRPlanning.h"
 #include "vram/Analysis/CostModel.h"
+#include "vram/Analysis/MemoryReport.h"
 #include "vram/Dialect/Vram/VramOps.h"
 #include "vram/Support/ByteSize.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <map>
 
 #include <set>
 
@@ -348,10 +354,206 @@ static std::string formatSeconds(double seconds) {
   return text;
 }
 
+std::string formatBudget(uint64_t bytes) {
+  return formatExactBytes(bytes) + " bytes (" + formatBinaryBytes(bytes) + ")";
+}
+
+/// The plan of `plannerName` for `graph`, or why there is none. Planners
+/// that do not aim at a budget (sqrt, none) fail when their peak exceeds it,
+/// with the same "smallest budget" answer as the fast planner.
+static llvm::Expected<planner::Plan>
+runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
+           uint64_t budget, const planner::DeviceProfile &device) {
+  if (plannerName == "fast")
+    return planner::planFast(graph, budget, device);
+  if (plannerName == "milp") {
+    llvm::Expected<planner::MilpResult> result =
+        planner::planMilp(graph, budget, device);
+    if (!result)
+      return result.takeError();
+    if (result->plan)
+      return std::move(*result->plan);
+    if (result->status == planner::MilpStatus::Infeasible)
+      return llvm::make_error<planner::BudgetTooSmallError>(
+          budget, planner::memoryLowerBound(graph),
+          planner::smallestFastBudget(graph, device));
+    return llvm::createStringError(
+        "the MILP planner found no plan within its time limit (%.0f s); try "
+        "planner=fast",
+        planner::MilpOptions().timeLimitSeconds);
+  }
+  llvm::Expected<planner::Plan> plan =
+      plannerName == "sqrt" ? planner::planChenSqrtN(graph, device)
+                            : planner::planKeepAll(graph, device);
+  if (plan && plan->simulation.peakBytes > budget)
+    return llvm::make_error<planner::BudgetTooSmallError>(
+        budget, planner::memoryLowerBound(graph),
+        planner::smallestFastBudget(graph, device));
+  return plan;
+}
+
+/// Whether plan `a` beats plan `b`: less time, then a lower peak.
+static bool isBetter(const planner::Plan &a, const planner::Plan &b) {
+  if (a.simulation.totalTime != b.simulation.totalTime)
+    return a.simulation.totalTime < b.simulation.totalTime;
+  return a.simulation.peakBytes < b.simulation.peakBytes;
+}
+
+llvm::Error checkPlannerName(StringRef name) {
+  if (name == "fast" || name == "milp" || name == "sqrt" || name == "none")
+    return llvm::Error::success();
+  return llvm::createStringError("unknown planner '" + name +
+                                 "' (fast, milp, sqrt or none)");
+}
+
+llvm::Expected<FunctionPlan>
+planFunctionBody(const MemoryAnalysis &analysis, Block &body,
+                 const DeviceProfile &device,
+                 const FunctionPlanOptions &options) {
+  if (llvm::Error error = checkPlannerName(options.planner))
+    return std::move(error);
+  StringRef plannerName = options.planner;
+  std::vector<std::vector<Operation *>> orders = {getPlannedOps(body)};
+  if (options.allowReorder) {
+    std::vector<Operation *> greedy = scheduleForMemory(body, analysis);
+    if (greedy != orders.front())
+      orders.push_back(std::move(greedy));
+  }
+
+  planner::DeviceProfile plannerDevice =
+      getPlannerDevice(device, options.allowOffload);
+  std::optional<FunctionPlan> best;
+  std::optional<std::string> firstError;
+  std::optional<uint64_t> smallestBudget, lowerBound;
+  for (const std::vector<Operation *> &order : orders) {
+    IRPlanningGraph planning = buildPlanningGraph(analysis, order, device);
+    llvm::Expected<planner::Plan> plan = runPlanner(
+        plannerName, planning.graph, options.budget, plannerDevice);
+    if (!plan) {
+      llvm::Error rest = llvm::handleErrors(
+          plan.takeError(), [&](const planner::BudgetTooSmallError &error) {
+            smallestBudget = std::min(smallestBudget.value_or(UINT64_MAX),
+                                      error.smallestFeasible);
+            lowerBound =
+                std::min(lowerBound.value_or(UINT64_MAX), error.lowerBound);
+          });
+      if (rest && !firstError)
+        firstError = llvm::toString(std::move(rest));
+      else
+        llvm::consumeError(std::move(rest));
+      continue;
+    }
+    if (!best || isBetter(*plan, best->plan))
+      best = FunctionPlan{std::move(planning), std::move(*plan)};
+  }
+  if (!best) {
+    if (smallestBudget)
+      return llvm::createStringError(
+          "budget of " + formatBudget(options.budget) +
+          " cannot be met: the smallest budget that can be met is " +
+          formatBudget(*smallestBudget) + "; no plan can go below " +
+          formatBudget(*lowerBound));
+    return llvm::createStringError("planning failed: " + *firstError);
+  }
+  double overhead = best->plan.simulation.overhead();
+  if (options.maxOverhead >= 0 && overhead > options.maxOverhead)
+    return llvm::createStringError(
+        llvm::formatv("the plan for a budget of {0} adds {1:P1} to the "
+                      "compute time, more than max-overhead {2:P1}",
+                      formatBudget(options.budget), overhead,
+                      options.maxOverhead)
+            .str());
+  return std::move(*best);
+}
+
+/// " < ", " = " or " > ": how `a` compares with `b`.
+static const char *comparison(double a, double b) {
+  return a < b ? " < " : a > b ? " > " : " = ";
+}
+
+/// Why `t` was evicted the way it was, from what the planner weighed at its
+/// first eviction: the cheaper option against the other one.
+static void printEvictionReason(raw_ostream &os,
+                                const planner::EvictionCost &cost,
+                                const planner::PlanTensor &tensor,
+                                bool offloaded, bool allowOffload) {
+  bool canRecompute = !std::isinf(cost.recompute);
+  bool canOffload = !std::isinf(cost.exposedCopy);
+  if (offloaded) {
+    if (cost.exposedCopy == 0) {
+      os << "the copies hide behind " << formatSeconds(cost.untilNextUse)
+         << " of compute";
+      if (canRecompute)
+        os << "; rebuilding would take " << formatSeconds(cost.recompute);
+    } else {
+      os << formatSeconds(cost.exposedCopy) << " exposed copy";
+      if (canRecompute)
+        os << comparison(cost.exposedCopy, cost.recompute)
+           << formatSeconds(cost.recompute) << " to rebuild";
+    }
+    if (!canRecompute)
+      os << " (it cannot be recomputed)";
+    return;
+  }
+  os << formatSeconds(cost.recompute) << " to rebuild";
+  if (canOffload)
+    os << comparison(cost.recompute, cost.exposedCopy)
+       << formatSeconds(cost.exposedCopy) << " exposed copy";
+  else if (!tensor.offloadable)
+    os << " (it cannot be offloaded)";
+  else if (!allowOffload)
+    os << " (offload disabled)";
+  else
+    // planFast keeps a recompute-only plan when it simulates faster.
+    os << " (the recompute-only plan is faster overall)";
+}
+
+/// The decision of tensor `t` and the numbers behind it.
+static void printDecision(raw_ostream &os, const IRPlanningGraph &planning,
+                          const planner::Plan &plan, planner::TensorId t,
+                          const DeviceProfile &device, bool allowOffload) {
+  const planner::PlanningGraph &graph = planning.graph;
+  const planner::PlanTensor &tensor = graph.tensor(t);
+  const planner::TensorDecision &decision = plan.decisions[t];
+  double recomputeSeconds = graph.op(*tensor.producer).cost;
+  double roundTripSeconds =
+      2 * estimateHostTransferSeconds(tensor.bytes, device);
+  if (decision.isOffloaded()) {
+    os << "offloaded " << decision.offloadSteps.size() << "x: ";
+    if (decision.eviction)
+      printEvictionReason(os, *decision.eviction, tensor, true, allowOffload);
+    else
+      os << "a round trip to host takes " << formatSeconds(roundTripSeconds)
+         << ", rerunning its producer " << formatSeconds(recomputeSeconds);
+    if (decision.isRecomputed())
+      os << "; also recomputed " << decision.recomputeSteps.size() << "x";
+  } else if (decision.isRecomputed()) {
+    os << "recomputed " << decision.recomputeSteps.size() << "x: ";
+    if (decision.eviction) {
+      printEvictionReason(os, *decision.eviction, tensor, false, allowOffload);
+      return;
+    }
+    os << "rerunning its producer takes " << formatSeconds(recomputeSeconds);
+    if (allowOffload && tensor.offloadable)
+      os << ", a round trip to host " << formatSeconds(roundTripSeconds);
+    else if (!tensor.offloadable)
+      os << " (it cannot be offloaded)";
+    else
+      os << " (offload disabled)";
+  } else if (graph.mustStayResident(t)) {
+    os << "kept: " << getCategoryKey(planning.categories[t])
+       << " stays to the end";
+  } else if (!tensor.recomputable && !tensor.offloadable) {
+    os << "kept: it can be neither recomputed nor offloaded";
+  } else {
+    os << "kept: the budget allows it";
+  }
+}
+
 void printPlanReport(raw_ostream &os, StringRef functionName,
                      const IRPlanningGraph &planning,
                      const planner::Plan &plan, const DeviceProfile &device,
-                     uint64_t budget, bool allowOffload) {
+                     uint64_t budget, bool allowOffload, unsigned layerDepth) {
   const planner::PlanningGraph &graph = planning.graph;
   const planner::SimulationResult &sim = plan.simulation;
   unsigned recomputes = 0;
@@ -367,41 +569,42 @@ void printPlanReport(raw_ostream &os, StringRef functionName,
      << " B), " << recomputes << " tensor recomputations, "
      << formatExactBytes(offloaded) << " B offloaded, overhead "
      << llvm::format("%.1f%%", sim.overhead() * 100) << " of "
-     << formatSeconds(sim.baselineTime) << " on " << device.name << "\n";
+     << formatSeconds(sim.baselineTime) << " on " << device.name
+     << " (recompute " << formatSeconds(sim.recomputeTime)
+     << ", exposed copies " << formatSeconds(sim.exposedTransferTime)
+     << ")\n";
+
+  // Layers in the order of their first tensor; a tensor counts in the
+  // column of what happens to it (offloaded before recomputed: an offloaded
+  // tensor's recomputation is a fallback the line below shows).
+  struct LayerTotals {
+    uint64_t kept = 0, recomputed = 0, offloaded = 0;
+    SmallVector<planner::TensorId> tensors;
+  };
+  llvm::MapVector<std::string, LayerTotals, std::map<std::string, unsigned>>
+      layers;
   for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
     if (!tensor.producer || !planning.values[t])
       continue;
+    LayerTotals &layer = layers[getLayerName(
+        planning.ops[*tensor.producer], layerDepth)];
     const planner::TensorDecision &decision = plan.decisions[t];
-    double recomputeSeconds = graph.op(*tensor.producer).cost;
-    double roundTripSeconds =
-        2 * estimateHostTransferSeconds(tensor.bytes, device);
-    os << "  " << tensor.name << ": " << formatExactBytes(tensor.bytes)
-       << " B " << getCategoryKey(planning.categories[t]) << ", ";
-    if (decision.isOffloaded()) {
-      os << "offloaded " << decision.offloadSteps.size()
-         << "x: a round trip to host takes " << formatSeconds(roundTripSeconds)
-         << ", rerunning its producer " << formatSeconds(recomputeSeconds);
-      if (decision.isRecomputed())
-        os << "; also recomputed " << decision.recomputeSteps.size() << "x";
-    } else if (decision.isRecomputed()) {
-      os << "recomputed " << decision.recomputeSteps.size()
-         << "x: rerunning its producer takes "
-         << formatSeconds(recomputeSeconds);
-      if (allowOffload && tensor.offloadable)
-        os << ", a round trip to host " << formatSeconds(roundTripSeconds);
-      else if (!tensor.offloadable)
-        os << " (it cannot be offloaded)";
-      else
-        os << " (offload disabled)";
-    } else if (graph.mustStayResident(t)) {
-      os << "kept: " << getCategoryKey(planning.categories[t])
-         << " stays to the end";
-    } else if (!tensor.recomputable && !tensor.offloadable) {
-      os << "kept: it can be neither recomputed nor offloaded";
-    } else {
-      os << "kept: the budget allows it";
+    (decision.isOffloaded()    ? layer.offloaded
+     : decision.isRecomputed() ? layer.recomputed
+                               : layer.kept) += tensor.bytes;
+    layer.tensors.push_back(t);
+  }
+  for (auto &[name, layer] : layers) {
+    os << "  layer " << name << ": kept " << formatExactBytes(layer.kept)
+       << " B, recomputed " << formatExactBytes(layer.recomputed)
+       << " B, offloaded " << formatExactBytes(layer.offloaded) << " B\n";
+    for (planner::TensorId t : layer.tensors) {
+      const planner::PlanTensor &tensor = graph.tensor(t);
+      os << "    " << tensor.name << ": " << formatExactBytes(tensor.bytes)
+         << " B " << getCategoryKey(planning.categories[t]) << ", ";
+      printDecision(os, planning, plan, t, device, allowOffload);
+      os << "\n";
     }
-    os << "\n";
   }
 }
 

@@ -1,8 +1,8 @@
 //===- Plan.cpp - the vram-plan pass: fit a function into a budget --------===//
 //
-// Builds the planner's graph from the function (vram/Planning/IRPlanning.h),
-// runs the chosen planner on the current op order and, with allow-reorder, on
-// a memory-greedy order too, and writes the better plan back as IR.
+// Plans the function with vram/Planning/IRPlanning.h (the chosen planner on
+// the current op order and, with allow-reorder, on a memory-greedy order too)
+// and writes the better plan back as IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,14 +10,12 @@
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Dialect/Vram/VramOps.h"
-#include "vram/Planner/Planners.h"
 #include "vram/Planning/IRPlanning.h"
 #include "vram/Support/ByteSize.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "llvm/Support/FormatVariadic.h"
 
 #define DEBUG_TYPE "vram-plan"
 
@@ -28,52 +26,6 @@ namespace vram {
 
 using namespace mlir;
 using namespace vram;
-
-/// `1,234 bytes (1.21 KiB)`.
-static std::string formatBudget(uint64_t bytes) {
-  return formatExactBytes(bytes) + " bytes (" + formatBinaryBytes(bytes) + ")";
-}
-
-/// The plan of `plannerName` for `graph`, or why there is none. Planners
-/// that do not aim at a budget (sqrt, none) fail when their peak exceeds it,
-/// with the same "smallest budget" answer as the fast planner.
-static llvm::Expected<planner::Plan>
-runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
-           uint64_t budget, const planner::DeviceProfile &device) {
-  if (plannerName == "fast")
-    return planner::planFast(graph, budget, device);
-  if (plannerName == "milp") {
-    llvm::Expected<planner::MilpResult> result =
-        planner::planMilp(graph, budget, device);
-    if (!result)
-      return result.takeError();
-    if (result->plan)
-      return std::move(*result->plan);
-    if (result->status == planner::MilpStatus::Infeasible)
-      return llvm::make_error<planner::BudgetTooSmallError>(
-          budget, planner::memoryLowerBound(graph),
-          planner::smallestFastBudget(graph, device));
-    return llvm::createStringError(
-        "the MILP planner found no plan within its time limit (%.0f s); try "
-        "planner=fast",
-        planner::MilpOptions().timeLimitSeconds);
-  }
-  llvm::Expected<planner::Plan> plan =
-      plannerName == "sqrt" ? planner::planChenSqrtN(graph, device)
-                            : planner::planKeepAll(graph, device);
-  if (plan && plan->simulation.peakBytes > budget)
-    return llvm::make_error<planner::BudgetTooSmallError>(
-        budget, planner::memoryLowerBound(graph),
-        planner::smallestFastBudget(graph, device));
-  return plan;
-}
-
-/// Whether plan `a` beats plan `b`: less time, then a lower peak.
-static bool isBetter(const planner::Plan &a, const planner::Plan &b) {
-  if (a.simulation.totalTime != b.simulation.totalTime)
-    return a.simulation.totalTime < b.simulation.totalTime;
-  return a.simulation.peakBytes < b.simulation.peakBytes;
-}
 
 namespace {
 struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
@@ -104,11 +56,8 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
                << "budget: " << llvm::toString(parsed.takeError());
       budgetBytes = *parsed;
     }
-    StringRef plannerName = planner;
-    if (plannerName != "fast" && plannerName != "milp" &&
-        plannerName != "sqrt" && plannerName != "none")
-      return emitError(func.getLoc()) << "unknown planner '" << planner
-                              << "' (fast, milp, sqrt or none)";
+    if (llvm::Error error = checkPlannerName(planner))
+      return emitError(func.getLoc()) << llvm::toString(std::move(error));
     // A second plan over copies and clones would plan the plan: tensors that
     // are already host copies have no place in the graph.
     WalkResult alreadyPlanned = func.walk([](Operation *op) {
@@ -128,65 +77,21 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
       return failure();
     }
     Block &body = func.getFunctionBody().front();
-    std::vector<std::vector<Operation *>> orders = {getPlannedOps(body)};
-    if (allowReorder) {
-      std::vector<Operation *> greedy = scheduleForMemory(body, analysis);
-      if (greedy != orders.front())
-        orders.push_back(std::move(greedy));
-    }
-
-    planner::DeviceProfile plannerDevice =
-        getPlannerDevice(*profile, allowOffload);
-    std::optional<IRPlanningGraph> bestGraph;
-    std::optional<planner::Plan> bestPlan;
-    std::optional<std::string> firstError;
-    std::optional<uint64_t> smallestBudget, lowerBound;
-    for (const std::vector<Operation *> &order : orders) {
-      IRPlanningGraph planning =
-          buildPlanningGraph(analysis, order, *profile);
-      llvm::Expected<planner::Plan> plan =
-          runPlanner(plannerName, planning.graph, budgetBytes, plannerDevice);
-      if (!plan) {
-        llvm::Error rest = llvm::handleErrors(
-            plan.takeError(), [&](const planner::BudgetTooSmallError &error) {
-              smallestBudget =
-                  std::min(smallestBudget.value_or(UINT64_MAX),
-                           error.smallestFeasible);
-              lowerBound = std::min(lowerBound.value_or(UINT64_MAX),
-                                    error.lowerBound);
-            });
-        if (rest && !firstError)
-          firstError = llvm::toString(std::move(rest));
-        else
-          llvm::consumeError(std::move(rest));
-        continue;
-      }
-      if (!bestPlan || isBetter(*plan, *bestPlan)) {
-        bestPlan = std::move(*plan);
-        bestGraph = std::move(planning);
-      }
-    }
-    if (!bestPlan) {
-      if (smallestBudget)
-        return emitError(func.getLoc())
-               << "budget of " << formatBudget(budgetBytes)
-               << " cannot be met: the smallest budget that can be met is "
-               << formatBudget(*smallestBudget) << "; no plan can go below "
-               << formatBudget(*lowerBound);
-      return emitError(func.getLoc()) << "planning failed: " << *firstError;
-    }
-    double overhead = bestPlan->simulation.overhead();
-    if (maxOverhead >= 0 && overhead > maxOverhead)
-      return emitError(func.getLoc()) << llvm::formatv(
-                 "the plan for a budget of {0} adds {1:P1} to the compute "
-                 "time, more than max-overhead {2:P1}",
-                 formatBudget(budgetBytes), overhead, double(maxOverhead))
-                 .str();
-
+    FunctionPlanOptions options;
+    options.budget = budgetBytes;
+    options.planner = planner;
+    options.allowOffload = allowOffload;
+    options.allowReorder = allowReorder;
+    options.maxOverhead = maxOverhead;
+    llvm::Expected<FunctionPlan> best =
+        planFunctionBody(analysis, body, *profile, options);
+    if (!best)
+      return emitError(func.getLoc()) << llvm::toString(best.takeError());
     if (printPlan)
-      printPlanReport(llvm::outs(), func.getName(), *bestGraph, *bestPlan,
-                      *profile, budgetBytes, allowOffload);
-    AppliedPlanStats applied = applyPlan(body, *bestGraph, *bestPlan);
+      printPlanReport(llvm::outs(), func.getName(), best->planning,
+                      best->plan, *profile, budgetBytes, allowOffload);
+    double overhead = best->plan.simulation.overhead();
+    AppliedPlanStats applied = applyPlan(body, best->planning, best->plan);
     recomputedOps += applied.recomputedOps;
     offloads += applied.offloads;
     offloadedBytes += applied.offloadedBytes;

@@ -175,12 +175,25 @@ func.func @pad_constant(%x: tensor<2x4xf32>) -> tensor<3x5xf32> {
 
 // -----
 
-// Reflect [a b c] by (2, 1): c b a b c b, source indices 2 1 0 1 2 1.
-// Edge by (1, 2): a a b c c c, source indices 0 0 1 2 2 2.
+// Reflect [a b c] by (2, 1): c b a b c b. Output i reads i - 2, folded
+// into [0, 4) (period 2 x (3 - 1)) and mirrored above 2: -2 -> 2, -1 -> 3
+// -> 1, 0, 1, 2, 3 -> 1. Edge by (1, 2): a a b c c c, i - 1 clamped to
+// [0, 2]. (Values: test_reflect_pad and test_edge_pad in the conformance
+// run.)
 // CHECK-LABEL: func.func @pad_reflect_edge
-// CHECK: arith.constant dense<[2, 1, 0, 1, 2, 1]> : tensor<6xi64>
+// CHECK: %[[TWO:.+]] = arith.constant 2 : i64
+// CHECK: linalg.generic
+// CHECK: arith.subi %{{.+}}, %[[TWO]]
+// CHECK: %[[FOUR:.+]] = arith.constant 4 : i64
+// CHECK: arith.remsi %{{.+}}, %[[FOUR]]
+// CHECK: arith.remsi %{{.+}}, %[[FOUR]]
+// CHECK: arith.cmpi sgt
+// CHECK: arith.select
 // CHECK: tensor.extract %arg0
-// CHECK: arith.constant dense<[0, 0, 1, 2, 2, 2]> : tensor<6xi64>
+// CHECK: linalg.generic
+// CHECK-NOT: arith.remsi
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
 // CHECK: tensor.extract %arg0
 func.func @pad_reflect_edge(%x: tensor<3xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
   %none = onnx.NoValue
@@ -227,4 +240,64 @@ func.func @resize_linear(%x: tensor<2x2xf32>) -> tensor<2x4xf32> {
   %sizes = onnx.Constant() {value = dense<[2, 4]> : tensor<2xi64>} : () -> tensor<2xi64>
   %0 = onnx.Resize(%x, %none, %none, %sizes) {mode = "linear"} : (tensor<2x2xf32>, none, none, tensor<2xi64>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Cubic (A = -0.75), half_pixel, 4 -> 2 on the last dim (scale 0.5):
+// coordinates (0 + 0.5) / 0.5 - 0.5 = 0.5 and 2.5. Ratio 0.5 for both, so
+// Keys' weights at distances 1.5, 0.5, 0.5, 1.5:
+//   near(0.5) = ((A + 2) 0.5 - (A + 3)) 0.25 + 1 = (0.625 - 2.25) 0.25 + 1
+//             = 0.59375
+//   far(1.5)  = ((1.5 A - 5 A) 1.5 + 8 A) 1.5 - 4 A
+//             = ((2.625) 1.5 - 6) 1.5 + 3 = -0.09375
+// Taps -1, 0, 1, 2 (edge-clamped to 0, 0, 1, 2) and 1, 2, 3, 4 (1, 2, 3, 3).
+// CHECK-LABEL: func.func @resize_cubic
+// CHECK-DAG: arith.constant dense<[0, 1]> : tensor<2xi64>
+// CHECK-DAG: arith.constant dense<[0, 2]> : tensor<2xi64>
+// CHECK-DAG: arith.constant dense<[1, 3]> : tensor<2xi64>
+// CHECK-DAG: arith.constant dense<[2, 3]> : tensor<2xi64>
+// CHECK-DAG: arith.constant dense<-9.375000e-02> : tensor<2xf32>
+// CHECK-DAG: arith.constant dense<5.937500e-01> : tensor<2xf32>
+// CHECK: linalg.generic
+// CHECK-COUNT-4: tensor.extract %arg0
+func.func @resize_cubic(%x: tensor<1x4xf32>) -> tensor<1x2xf32> {
+  %none = onnx.NoValue
+  %sizes = onnx.Constant() {value = dense<[1, 2]> : tensor<2xi64>} : () -> tensor<2xi64>
+  %0 = onnx.Resize(%x, %none, %none, %sizes) {mode = "cubic"} : (tensor<1x4xf32>, none, none, tensor<2xi64>) -> tensor<1x2xf32>
+  return %0 : tensor<1x2xf32>
+}
+
+// -----
+
+// A `split` computed at run time must agree with the static result types,
+// so they give the sizes: 2 and 4 rows.
+// CHECK-LABEL: func.func @split_computed
+// CHECK: tensor.extract_slice %arg0[0, 0] [2, 3] [1, 1]
+// CHECK: tensor.extract_slice %arg0[2, 0] [4, 3] [1, 1]
+func.func @split_computed(%x: tensor<6x3xf32>, %split: tensor<2xi64>) -> (tensor<2x3xf32>, tensor<4x3xf32>) {
+  %0:2 = onnx.Split(%x, %split) {axis = 0 : i64} : (tensor<6x3xf32>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<4x3xf32>)
+  return %0#0, %0#1 : tensor<2x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// Starts and steps computed at run time: the result type fixes the sizes;
+// each dimension's offset (the start, from the back if negative, clamped to
+// [0, 6] forward or [0, 5] backward) and step are selected among the
+// entries whose axis is that dimension, and a gather reads
+// x[offset + i * step] (so negative steps need no reversal).
+// CHECK-LABEL: func.func @slice_computed
+// CHECK-DAG: tensor.extract %arg1[%{{.+}}] : tensor<1xi64>
+// CHECK-DAG: tensor.extract %arg2[%{{.+}}] : tensor<1xi64>
+// CHECK: arith.maxsi
+// CHECK: linalg.generic
+// CHECK: linalg.index 0
+// CHECK: arith.muli
+// CHECK: tensor.extract %arg0
+func.func @slice_computed(%x: tensor<6x4xf32>, %starts: tensor<1xi64>, %steps: tensor<1xi64>) -> tensor<3x4xf32> {
+  %ends = onnx.Constant() {value = dense<[6]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %axes = onnx.Constant() {value = dense<[0]> : tensor<1xi64>} : () -> tensor<1xi64>
+  %0 = onnx.Slice(%x, %starts, %ends, %axes, %steps) : (tensor<6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
 }

@@ -1,29 +1,6 @@
 // Normalization and Dropout forms the linalg lowering refuses.
 // RUN: vram-opt %s --split-input-file --vram-convert-onnx-to-linalg -verify-diagnostics
 
-func.func @dropout_training(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %ratio = arith.constant dense<0.5> : tensor<f32>
-  %training = arith.constant dense<true> : tensor<i1>
-  // expected-error @+2 {{'onnx.Dropout' op cannot be lowered to linalg: Dropout in training mode needs a random generator; not supported}}
-  // expected-error @+1 {{cannot lower 'onnx.Dropout' to linalg}}
-  %y, %m = onnx.Dropout(%x, %ratio, %training) : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, none)
-  return %y : tensor<4xf32>
-}
-
-// -----
-
-// ratio defaults to 0.5: training mode alone drops elements.
-func.func @dropout_training_default_ratio(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %n = onnx.NoValue
-  %training = arith.constant dense<true> : tensor<i1>
-  // expected-error @+2 {{needs a random generator}}
-  // expected-error @+1 {{cannot lower 'onnx.Dropout' to linalg}}
-  %y, %m = onnx.Dropout(%x, %n, %training) : (tensor<4xf32>, none, tensor<i1>) -> (tensor<4xf32>, none)
-  return %y : tensor<4xf32>
-}
-
-// -----
-
 func.func @dropout_runtime_mode(%x: tensor<4xf32>, %training: tensor<i1>) -> tensor<4xf32> {
   %n = onnx.NoValue
   // expected-error @+2 {{'onnx.Dropout' op cannot be lowered to linalg: training_mode must be a constant}}

@@ -65,3 +65,36 @@ func.func @reduce_sum_noop(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = onnx.ReduceSum(%x, %none) {noop_with_empty_axes = 1 : i64} : (tensor<2x3xf32>, none) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// Axes computed at run time, keepdims=1: 2x3x4 -> 2x1x4 can only have
+// reduced dimension 1 (a reduced size-1 dimension would be unchanged).
+// CHECK-LABEL: func.func @reduce_sum_computed_axes
+// CHECK: linalg.reduce ins(%arg0 : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<2x4xf32>) dimensions = [1]
+// CHECK: tensor.expand_shape
+func.func @reduce_sum_computed_axes(%x: tensor<2x3x4xf32>, %axes: tensor<1xi64>) -> tensor<2x1x4xf32> {
+  %0 = onnx.ReduceSum(%x, %axes) : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<2x1x4xf32>
+  return %0 : tensor<2x1x4xf32>
+}
+
+// -----
+
+// keepdims=0: 2x3x4 -> 2x4 embeds in one way only (the 3 went).
+// CHECK-LABEL: func.func @reduce_sum_computed_axes_dropped
+// CHECK: linalg.reduce ins(%arg0 : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<2x4xf32>) dimensions = [1]
+func.func @reduce_sum_computed_axes_dropped(%x: tensor<2x3x4xf32>, %axes: tensor<1xi64>) -> tensor<2x4xf32> {
+  %0 = onnx.ReduceSum(%x, %axes) {keepdims = 0 : i64} : (tensor<2x3x4xf32>, tensor<1xi64>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Axes of static shape 0 are empty whatever their values: with
+// noop_with_empty_axes, the input.
+// CHECK-LABEL: func.func @reduce_sum_empty_axes
+// CHECK-NEXT: return %arg0
+func.func @reduce_sum_empty_axes(%x: tensor<2x3xf32>, %axes: tensor<0xi64>) -> tensor<2x3xf32> {
+  %0 = onnx.ReduceSum(%x, %axes) {noop_with_empty_axes = 1 : i64} : (tensor<2x3xf32>, tensor<0xi64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -23,10 +23,15 @@
 // 3,072 B, so the recomputation adds 2,048 / (3 x 2,048 + 2 x 3,072) = 1/6.
 
 // CHECK-LABEL: plan @train_step: budget 4,096 B, planned peak 4,096 B (unplanned 5,120 B), 1 tensor recomputations, 0 B offloaded, overhead 16.7%
-// CHECK-NEXT: relu: 1,024 B saved_activation, recomputed 1x: rerunning its producer takes 0.611 ns (offload disabled)
+// CHECK-NEXT: layer relu: kept 0 B, recomputed 1,024 B, offloaded 0 B
+// CHECK-NEXT: relu: 1,024 B saved_activation, recomputed 1x: 0.611 ns to rebuild (offload disabled)
+// CHECK-NEXT: layer exp: kept 1,024 B, recomputed 0 B, offloaded 0 B
 // CHECK-NEXT: exp: 1,024 B saved_activation, kept: the budget allows it
+// CHECK-NEXT: layer neg: kept 1,024 B, recomputed 0 B, offloaded 0 B
 // CHECK-NEXT: neg: 1,024 B saved_activation, kept: the budget allows it
+// CHECK-NEXT: layer grad_exp: kept 1,024 B, recomputed 0 B, offloaded 0 B
 // CHECK-NEXT: grad_exp: 1,024 B activation, kept: the budget allows it
+// CHECK-NEXT: layer grad_relu: kept 1,024 B, recomputed 0 B, offloaded 0 B
 // CHECK-NEXT: grad_relu: 1,024 B output, kept: output stays to the end
 
 // CHECK-LABEL: func.func @train_step

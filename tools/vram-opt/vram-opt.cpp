@@ -17,6 +17,7 @@
 #include "vram/Import/ONNXImporter.h"
 #include "vram/Pipelines/GPUPipeline.h"
 #include "vram/Pipelines/Passes.h"
+#include "vram/Planning/IRPlanning.h"
 #include "vram/Support/ByteSize.h"
 #include "vram/Transforms/Passes.h"
 
@@ -32,8 +33,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -98,12 +101,60 @@ llvm::cl::opt<bool> plan(
                    "device; the plan is verified after it is applied"),
     llvm::cl::cat(stepCategory));
 
+/// What the driver prints (or writes) after import and the flags' steps.
+enum class EmitKind { MLIR, Linalg, LLVM, PTX, Cubin };
+
+llvm::cl::opt<EmitKind> emit(
+    "emit", llvm::cl::value_desc("form"),
+    llvm::cl::desc("Lower after import, --train and --plan, and print: "
+                   "mlir (no lowering, default), linalg (linalg on tensors), "
+                   "llvm (vram-lower-to-cpu's LLVM dialect), ptx or cubin "
+                   "(vram-lower-to-gpu's kernel object, written to -o; cubin "
+                   "needs ptxas)"),
+    llvm::cl::values(
+        clEnumValN(EmitKind::MLIR, "mlir", "the IR as imported"),
+        clEnumValN(EmitKind::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(EmitKind::LLVM, "llvm", "LLVM dialect for CPU execution"),
+        clEnumValN(EmitKind::PTX, "ptx", "PTX text of every kernel"),
+        clEnumValN(EmitKind::Cubin, "cubin", "cubin (ELF) of every kernel")),
+    llvm::cl::init(EmitKind::MLIR), llvm::cl::cat(stepCategory));
+
 llvm::cl::opt<bool> maxBatch(
     "max-batch",
     llvm::cl::desc("Find the largest batch that fits --budget, by analysis "
-                   "(no runs), and report what fills the memory at it"),
+                   "(no runs), and report what fills the memory at it; with "
+                   "planning (--train, --plan), the largest batch that has a "
+                   "plan within the budget and --max-overhead"),
     llvm::cl::cat(memoryCategory));
+
+llvm::cl::opt<std::string> maxOverhead(
+    "max-overhead", llvm::cl::value_desc("fraction"),
+    llvm::cl::desc("With planning: the most time a plan may add to the "
+                   "compute time, as 20% or 0.2"),
+    llvm::cl::cat(stepCategory));
 } // namespace
+
+/// Whether the flags ask for a plan: --plan, or --train with a budget.
+static bool wantsPlanning() {
+  return plan ||
+         (train.getNumOccurrences() && (!budget.empty() || !device.empty()));
+}
+
+/// --max-overhead as a fraction ("20%" or "0.2"); negative when not given.
+static FailureOr<double> getMaxOverhead() {
+  if (maxOverhead.empty())
+    return -1.0;
+  llvm::StringRef text = llvm::StringRef(maxOverhead).trim();
+  bool percent = text.consume_back("%");
+  double value;
+  if (text.getAsDouble(value) || value < 0) {
+    llvm::errs() << "error: --max-overhead expects a non-negative fraction "
+                    "or percentage (0.2, 20%), got '"
+                 << maxOverhead << "'\n";
+    return failure();
+  }
+  return percent ? value / 100 : value;
+}
 
 /// Parses `--dim name=value` flags into the importer's options.
 static FailureOr<vram::ONNXImportOptions> getImportOptions() {
@@ -239,6 +290,105 @@ static FailureOr<int64_t> runMaxBatchSearch(llvm::StringRef path,
   return result->batch;
 }
 
+/// What planning the step at one batch gave: a plan (its simulated peak and
+/// overhead) or the reason there is none within the budget and overhead cap.
+struct PlannedBatch {
+  std::optional<vram::planner::SimulationResult> plan;
+  std::string reason;
+};
+
+/// Imports `path` at `batch`, builds the training step when --train asks for
+/// it and plans @main as vram-plan would (nothing runs). Errors other than
+/// "no plan fits" are reported and fail.
+static FailureOr<PlannedBatch>
+planAtBatch(llvm::StringRef path, DialectRegistry &registry,
+            vram::ONNXImportOptions options, int64_t batch,
+            const vram::DeviceProfile &profile,
+            const vram::FunctionPlanOptions &planOptions) {
+  options.batchSize = batch;
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
+  if (!module)
+    return failure();
+  if (train.getNumOccurrences()) {
+    PassManager pm(&context);
+    if (failed(parsePassPipeline("vram-train{" + train.getValue() + "}", pm,
+                                 llvm::errs())) ||
+        failed(pm.run(*module)))
+      return failure();
+  }
+  auto main = module->lookupSymbol<func::FuncOp>("main");
+  vram::MemoryAnalysis analysis(main);
+  if (!analysis.isValid()) {
+    llvm::errs() << path << ": error: at batch " << batch
+                 << ", some tensor sizes are unknown\n";
+    return failure();
+  }
+  PlannedBatch result;
+  llvm::Expected<vram::FunctionPlan> planned = vram::planFunctionBody(
+      analysis, main.getBody().front(), profile, planOptions);
+  if (planned)
+    result.plan = planned->plan.simulation;
+  else
+    result.reason = llvm::toString(planned.takeError());
+  return result;
+}
+
+/// --max-batch with planning: the largest batch whose step (training step
+/// with --train, else the model) has a plan within the budget and the
+/// overhead cap. Prints it and why the next batch has none; returns it.
+static FailureOr<int64_t>
+runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
+                         const vram::ONNXImportOptions &options,
+                         uint64_t budgetBytes, double overheadCap) {
+  llvm::Expected<const vram::DeviceProfile &> profile =
+      vram::requireDeviceProfile(device.empty() ? "H100" : device.getValue());
+  if (!profile) {
+    llvm::errs() << "error: --device: " << llvm::toString(profile.takeError())
+                 << "\n";
+    return failure();
+  }
+  vram::FunctionPlanOptions planOptions;
+  planOptions.budget = budgetBytes;
+  planOptions.maxOverhead = overheadCap;
+  llvm::DenseMap<int64_t, PlannedBatch> planned;
+  FailureOr<vram::LargestBatch> found = vram::findLargestBatch(
+      [&](int64_t batch) -> FailureOr<bool> {
+        FailureOr<PlannedBatch> result = planAtBatch(
+            path, registry, options, batch, *profile, planOptions);
+        if (failed(result))
+          return failure();
+        bool fits = result->plan.has_value();
+        planned[batch] = std::move(*result);
+        return fits;
+      });
+  if (failed(found))
+    return failure();
+  if (found->batch == 0) {
+    llvm::errs() << path << ": error: not even batch 1 has a plan: "
+                 << planned[1].reason << "\n";
+    return failure();
+  }
+  const vram::planner::SimulationResult &best = *planned[found->batch].plan;
+  llvm::raw_ostream &os = llvm::outs();
+  os << "Largest batch whose "
+     << (train.getNumOccurrences() ? "training step" : "model")
+     << " has a plan within " << vram::formatBinaryBytes(budgetBytes) << " ("
+     << vram::formatExactBytes(budgetBytes) << " bytes) on " << profile->name;
+  if (overheadCap >= 0)
+    os << llvm::format(" with overhead <= %.1f%%", overheadCap * 100);
+  os << ": " << found->batch << "\n  planned peak "
+     << vram::formatBinaryBytes(best.peakBytes) << " ("
+     << vram::formatExactBytes(best.peakBytes) << " bytes), overhead "
+     << llvm::format("%.1f%%", best.overhead() * 100) << "\n";
+  if (found->firstFailingBatch)
+    os << "  batch " << found->firstFailingBatch << ": "
+       << planned[found->firstFailingBatch].reason << "\n";
+  os << "  found by planning " << found->evaluations
+     << " batch sizes (doubling, then bisection); nothing was run\n\n";
+  return found->batch;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
@@ -280,6 +430,36 @@ int main(int argc, char **argv) {
     budgetBytes = vram::usableBytes(*profile);
   }
   bool wantsReport = report.getNumOccurrences() > 0 || maxBatch;
+  if (emit != EmitKind::MLIR && wantsReport) {
+    llvm::errs() << "error: --emit and --report (or --max-batch) both choose "
+                    "what is printed; give one\n";
+    return 1;
+  }
+  // PTX and cubin are the kernel object, written where -o says; the lowered
+  // host code (MLIR) is not printed.
+  std::string binaryFile;
+  if (emit == EmitKind::PTX || emit == EmitKind::Cubin) {
+    if (emit == EmitKind::Cubin && !vram::findPtxas()) {
+      llvm::errs() << "error: --emit=cubin needs ptxas, found neither on "
+                      "PATH nor in the CUDA toolkit's bin/ (CUDA_ROOT, "
+                      "CUDA_HOME, CUDA_PATH); --emit=ptx needs no toolkit\n";
+      return 1;
+    }
+    if (emit == EmitKind::Cubin && outputFilename == "-") {
+      llvm::errs() << "error: --emit=cubin writes a binary file: give -o\n";
+      return 1;
+    }
+    binaryFile = outputFilename;
+    outputFilename = "/dev/null";
+  }
+  FailureOr<double> overheadCap = getMaxOverhead();
+  if (failed(overheadCap))
+    return 1;
+  if (*overheadCap >= 0 && !wantsPlanning()) {
+    llvm::errs() << "error: --max-overhead needs planning: --plan, or "
+                    "--train with --budget or --device\n";
+    return 1;
+  }
   if (maxBatch && !budgetBytes) {
     llvm::errs() << "error: --max-batch needs a --budget or a --device\n";
     return 1;
@@ -297,7 +477,11 @@ int main(int argc, char **argv) {
       return 1;
     if (maxBatch) {
       FailureOr<int64_t> batch =
-          runMaxBatchSearch(inputFilename, registry, *options, *budgetBytes);
+          wantsPlanning()
+              ? runPlannedMaxBatchSearch(inputFilename, registry, *options,
+                                         *budgetBytes, *overheadCap)
+              : runMaxBatchSearch(inputFilename, registry, *options,
+                                  *budgetBytes);
       if (failed(batch))
         return 1;
       options->batchSize = *batch;
@@ -319,25 +503,51 @@ int main(int argc, char **argv) {
   SmallVector<std::string> steps;
   if (train.getNumOccurrences())
     steps.push_back("vram-train{" + train.getValue() + "}");
-  bool wantsPlan = plan || (train.getNumOccurrences() &&
-                            (!budget.empty() || !device.empty()));
+  bool wantsPlan = wantsPlanning();
   if (wantsPlan) {
-    std::string planOptions = "print-plan=" +
-                              std::string(wantsReport ? "false" : "true");
+    // The plan's summary goes with the IR, not into a lowered artifact.
+    bool printPlan = !wantsReport && emit == EmitKind::MLIR;
+    std::string planOptions =
+        "print-plan=" + std::string(printPlan ? "true" : "false");
     if (!budget.empty())
       planOptions += " budget=" + budget;
     if (!device.empty())
       planOptions += " device=" + device;
+    if (*overheadCap >= 0)
+      planOptions += " max-overhead=" + std::to_string(*overheadCap);
     steps.push_back("vram-plan{" + planOptions + "}");
     steps.push_back("vram-verify-plan");
   }
-  if (!steps.empty() && !wantsReport) {
+  if ((!steps.empty() || emit != EmitKind::MLIR) && !wantsReport) {
     MlirOptMainConfig cliConfig = config;
     config.setPassPipelineSetupFn(
-        [cliConfig, steps](PassManager &pm) -> LogicalResult {
+        [cliConfig, steps, binaryFile](PassManager &pm) -> LogicalResult {
           if (failed(cliConfig.setupPassPipeline(pm)))
             return failure();
-          return parsePassPipeline(llvm::join(steps, ","), pm, llvm::errs());
+          if (!steps.empty() &&
+              failed(parsePassPipeline(llvm::join(steps, ","), pm,
+                                       llvm::errs())))
+            return failure();
+          // --emit lowers what the steps built: the step, planned.
+          switch (emit) {
+          case EmitKind::MLIR:
+            break;
+          case EmitKind::Linalg:
+            vram::buildONNXToLinalgPipeline(pm);
+            break;
+          case EmitKind::LLVM:
+            vram::buildLowerToCPUPipeline(pm);
+            break;
+          case EmitKind::PTX:
+          case EmitKind::Cubin: {
+            vram::LowerToGPUOptions gpu;
+            gpu.format = emit == EmitKind::PTX ? "isa" : "bin";
+            gpu.binaryFile = binaryFile;
+            vram::buildLowerToGPUPipeline(pm, gpu);
+            break;
+          }
+          }
+          return success();
         });
   }
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Dialect/ONNX/ONNXDialect.h"
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Import/ONNXImporter.h"
 #include "vram/Runner/GradientCheck.h"
 #include "vram/Runner/JitRunner.h"
@@ -335,7 +336,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
-  registry.insert<ONNXDialect>();
+  // Planned programs (vram.offload / vram.prefetch) run like any other.
+  registry.insert<ONNXDialect, VramDialect>();
   registerJitTranslations(registry);
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);

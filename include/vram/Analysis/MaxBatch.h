@@ -10,6 +10,23 @@
 
 namespace vram {
 
+struct LargestBatch {
+  /// The largest batch that fits; 0 when not even batch 1 does.
+  int64_t batch = 0;
+  /// The smallest batch that does not fit; 0 when the search stopped at its
+  /// maximum with everything fitting.
+  int64_t firstFailingBatch = 0;
+  /// How many batch sizes were tried.
+  unsigned evaluations = 0;
+};
+
+/// Finds the largest batch in [1, maxBatch] for which `fits` holds, by
+/// doubling then bisection: O(log maxBatch) calls. `fits` must be monotone
+/// (true up to some batch, false after). Fails when `fits` fails.
+mlir::FailureOr<LargestBatch>
+findLargestBatch(llvm::function_ref<mlir::FailureOr<bool>(int64_t)> fits,
+                 int64_t maxBatch = int64_t(1) << 40);
+
 struct MaxBatchResult {
   /// The largest batch whose peak fits; 0 when not even batch 1 does.
   int64_t batch = 0;

@@ -24,6 +24,35 @@ def ConvertONNXToLinalgPass : Pass<"vram-convert-onnx-to-linalg", "mlir::ModuleO
   ];
 }
 
+def ConvertVramToBufferizationPass
+    : Pass<"vram-convert-vram-to-bufferization", "mlir::ModuleOp"> {
+  let summary = "Lowers a memory plan's host copies to tensor copies that "
+                "One-Shot Bufferize turns into real buffer copies";
+  let description = [{
+    Makes a planned program executable on CPU, where host memory is ordinary
+    memory. Each copy becomes a `bufferization.alloc_tensor` with `copy`:
+    One-Shot Bufferize always gives that op a fresh buffer and fills it with
+    `memref.copy`, so the round trip device -> host -> device really moves the
+    data twice, and the deallocation pipeline frees the host buffer after the
+    prefetch that reads it last. `!vram.host<tensor<T>>` becomes `tensor<T>`,
+    in function signatures, calls and returns too.
+    Recompute clones are ordinary ops and stay as they are.
+
+    ```mlir
+    %h = vram.offload %a : tensor<16xf32> -> !vram.host<tensor<16xf32>>
+    %b = vram.prefetch %h : !vram.host<tensor<16xf32>> -> tensor<16xf32>
+    ```
+    becomes
+    ```mlir
+    %h = bufferization.alloc_tensor() copy(%a) : tensor<16xf32>
+    %b = bufferization.alloc_tensor() copy(%h) : tensor<16xf32>
+    ```
+    Any other op that carries a host value (a branch, a select) is an
+    error: plans never make one.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // GPU code generation (the vram-lower-to-gpu pipeline, docs/gpu.md)
 //===----------------------------------------------------------------------===//

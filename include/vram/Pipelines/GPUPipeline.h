@@ -6,6 +6,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <optional>
+#include <string>
+
 namespace vram {
 
 struct LowerToGPUOptions : public mlir::PassPipelineOptions<LowerToGPUOptions> {
@@ -42,6 +45,12 @@ struct LowerToGPUOptions : public mlir::PassPipelineOptions<LowerToGPUOptions> {
 /// gpu.binary with every kernel. docs/gpu.md describes the steps.
 void buildLowerToGPUPipeline(mlir::OpPassManager &pm,
                              const LowerToGPUOptions &options);
+
+/// The ptxas that `format=bin` and `format=fatbin` would run, searched
+/// where upstream's NVVM serializer searches it (PATH, then the CUDA
+/// toolkit's bin/: CUDA_ROOT, CUDA_HOME, CUDA_PATH or MLIR's configured
+/// default); std::nullopt when there is none.
+std::optional<std::string> findPtxas();
 
 /// Registers the `vram-lower-to-gpu` pipeline.
 void registerLowerToGPUPipeline();

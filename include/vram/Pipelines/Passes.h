@@ -17,6 +17,16 @@ namespace vram {
 #define GEN_PASS_REGISTRATION
 #include "vram/Pipelines/Passes.h.inc"
 
+/// Appends the onnx -> linalg-on-tensors steps to `pm`: conversion,
+/// decomposition of aggregated ops (linalg.softmax), canonicalize, CSE.
+/// Inputs already in linalg pass through.
+void buildONNXToLinalgPipeline(mlir::OpPassManager &pm);
+
+/// Appends `vram-lower-to-buffers` to `pm`: buildONNXToLinalgPipeline, then
+/// one-shot bufferization with function boundaries (identity layouts). No
+/// buffer is freed yet: that is where the CPU and GPU pipelines differ.
+void buildTensorToBufferPipeline(mlir::OpPassManager &pm);
+
 /// Appends `vram-lower-to-cpu` to `pm`: onnx (or linalg on tensors) down to
 /// the LLVM dialect, ready for mlir::ExecutionEngine. The entry function
 /// `entry` gets a C interface (`_mlir_ciface_<entry>`); its memref
@@ -25,7 +35,8 @@ namespace vram {
 void buildLowerToCPUPipeline(mlir::OpPassManager &pm,
                              llvm::StringRef entry = "main");
 
-/// Registers the passes above and the `vram-lower-to-cpu` pipeline.
+/// Registers the passes above and the `vram-lower-to-buffers` and
+/// `vram-lower-to-cpu` pipelines.
 void registerVramPipelines();
 
 } // namespace vram

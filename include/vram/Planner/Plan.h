@@ -70,11 +70,28 @@ llvm::Expected<SimulationResult> simulate(const PlanningGraph &graph,
                                           llvm::ArrayRef<PlanStep> steps,
                                           const DeviceProfile &device);
 
+/// What a planner weighed when it evicted a tensor, in the graph's time
+/// unit; infinity for an option it did not have.
+struct EvictionCost {
+  /// Rerunning the producer and the missing ancestors that needs.
+  double recompute = 0;
+  /// Compute time the host round trip would stall: the part of the copy out
+  /// not done yet plus the part of the copy back that the compute before the
+  /// next use cannot hide.
+  double exposedCopy = 0;
+  /// Compute time between the eviction and the next use: what hides the
+  /// copy back.
+  double untilNextUse = 0;
+};
+
 /// How one tensor is treated by a plan; indices point into Plan::steps.
 struct TensorDecision {
   llvm::SmallVector<size_t, 1> recomputeSteps;
   llvm::SmallVector<size_t, 1> offloadSteps;
   llvm::SmallVector<size_t, 1> prefetchSteps;
+  /// Why the tensor left the device, as the fast planner weighed it at the
+  /// first eviction; empty for the other planners and for kept tensors.
+  std::optional<EvictionCost> eviction;
 
   bool isKept() const {
     return recomputeSteps.empty() && offloadSteps.empty() &&

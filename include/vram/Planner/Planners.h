@@ -92,6 +92,29 @@ llvm::Expected<MilpResult> planMilp(const PlanningGraph &graph, uint64_t budget,
                                     const DeviceProfile &device,
                                     const MilpOptions &options = {});
 
+/// A lower bound on the recompute cost of every recompute-only plan that
+/// keeps the graph's schedule (first runs in schedule order) and meets the
+/// budget, from the "interval-drop" relaxation (docs/planner.md): at each op
+/// of the schedule the tensors alive across it must fit beside what the op
+/// touches, and a tensor absent anywhere between two consecutive uses costs
+/// at least one rerun of its producer. Reruns' own memory and the inputs
+/// they need are ignored, which is what makes it a relaxation. A covering
+/// problem with one variable per use gap, far smaller than the MILP.
+struct RecomputeBound {
+  /// Proven: no such plan meets the budget.
+  bool infeasible = false;
+  /// Extra compute cost (cost units, as PlanOp::cost) every such plan pays.
+  double extraCost = 0;
+  /// CBC solved the relaxation to optimality (else extraCost is its best
+  /// bound, still valid).
+  bool exact = false;
+  double solveSeconds = 0;
+};
+
+llvm::Expected<RecomputeBound>
+recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
+                    const MilpOptions &options = {});
+
 } // namespace vram::planner
 
 #endif // VRAM_PLANNER_PLANNERS_H

@@ -71,6 +71,40 @@ planner::DeviceProfile getPlannerDevice(const DeviceProfile &device,
 /// and vram.prefetch, the roofline of its cost model otherwise.
 double estimateOpSeconds(mlir::Operation *op, const DeviceProfile &device);
 
+/// `1,234 bytes (1.21 KiB)`: how budgets and peaks appear in messages.
+std::string formatBudget(uint64_t bytes);
+
+struct FunctionPlanOptions {
+  uint64_t budget = 0;
+  /// fast, milp, sqrt or none (docs/planning.md).
+  std::string planner = "fast";
+  bool allowOffload = true;
+  bool allowReorder = false;
+  /// Largest accepted overhead, as a fraction of the compute time; negative:
+  /// no limit.
+  double maxOverhead = -1;
+};
+
+/// Fails unless `name` is a planner planFunctionBody knows.
+llvm::Error checkPlannerName(llvm::StringRef name);
+
+/// The plan chosen for a function body and the graph its ids refer to.
+struct FunctionPlan {
+  IRPlanningGraph planning;
+  planner::Plan plan;
+};
+
+/// Plans `body`, the body `analysis` was computed on: the chosen planner on
+/// the current order and, with allowReorder, on scheduleForMemory's order;
+/// less total time, then the lower peak, wins. Nothing is rewritten. Fails
+/// with a message for the user: an unknown planner, a budget no plan meets
+/// (naming the smallest budget that can be met and the lower bound), or a
+/// plan whose overhead exceeds maxOverhead.
+llvm::Expected<FunctionPlan> planFunctionBody(const MemoryAnalysis &analysis,
+                                              mlir::Block &body,
+                                              const DeviceProfile &device,
+                                              const FunctionPlanOptions &options);
+
 struct AppliedPlanStats {
   unsigned recomputedOps = 0;
   unsigned offloads = 0;
@@ -85,12 +119,16 @@ struct AppliedPlanStats {
 AppliedPlanStats applyPlan(mlir::Block &body, const IRPlanningGraph &planning,
                            const planner::Plan &plan);
 
-/// One line per tensor an op produces: its bytes, category and what the plan
-/// does with it, with the times that decided it.
+/// The plan report: a header (budget, peaks, overhead split into recompute
+/// and exposed copy time), then per layer (node-name prefix of `layerDepth`
+/// components, as in the memory report) the bytes kept, recomputed and
+/// offloaded, each followed by one line per tensor the layer produces with
+/// its bytes, category, decision and the times that decided it.
 void printPlanReport(llvm::raw_ostream &os, llvm::StringRef functionName,
                      const IRPlanningGraph &planning,
                      const planner::Plan &plan, const DeviceProfile &device,
-                     uint64_t budget, bool allowOffload);
+                     uint64_t budget, bool allowOffload,
+                     unsigned layerDepth = 2);
 
 } // namespace vram
 

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace vram;
@@ -346,14 +347,13 @@ struct ConvTransposeLowering : ONNXToLinalgPattern<ONNXConvTransposeOp> {
       return emitLoweringError(op) << "unknown auto_pad '" << autoPad << "'";
     if (op.getOutputShapeAttr() || autoPad.starts_with("SAME")) {
       // Pads follow from the output shape (the result type); the odd one
-      // goes at the end only for SAME_UPPER.
+      // goes at the end only for SAME_UPPER. An output larger than the full
+      // one makes the total negative: ONNX halves it rounding down, so the
+      // extra rows (bias only: no input reaches them) go at the end.
       for (unsigned i = 0; i < rank; ++i) {
         int64_t total = fullShape[i] - outputShape[i];
-        if (total < 0)
-          return emitLoweringError(op) << "output dimension " << i << " ("
-                                  << outputShape[i] << ") exceeds "
-                                  << fullShape[i] << " without padding";
-        padBegin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+        int64_t half = llvm::divideFloorSigned(total, 2);
+        padBegin[i] = autoPad == "SAME_UPPER" ? half : total - half;
         padEnd[i] = total - padBegin[i];
       }
     } else if (autoPad == "NOTSET") {

@@ -4,11 +4,13 @@
 // tensor.collapse_shape / expand_shape, which bufferize to views, matching
 // the ViewLikeOpInterface the onnx ops declare. Slicing ops become
 // tensor.extract_slice / concat / pad, permutations linalg.transpose, and
-// index-computing ops (Gather, Pad reflect/edge, Resize) a linalg.generic
-// that reads its source with tensor.extract. Shapes are static, so every
-// per-dimension source index that depends on one output coordinate only
-// (Pad, Resize) is computed here, in double precision as the ONNX reference
-// does, and passed to the generic as a small constant table.
+// index-computing ops (Gather, Pad reflect/edge, Resize, Slice and Pad with
+// operands computed at run time) a linalg.generic that reads its source
+// with tensor.extract. Shapes are static, so Resize's per-dimension source
+// indices and weights, which depend on one output coordinate only, are
+// computed here, in double precision as the ONNX reference does, and passed
+// to the generic as small constant tables; Pad and Slice compute theirs in
+// the generic from (possibly run-time) pads, starts and steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -350,18 +352,25 @@ protected:
       return failure();
     int64_t extent = inputType.getDimSize(*axis);
     int64_t parts = op.getOutputs().size();
-    // Split-13: sizes from the `split` input, else equal parts.
-    SmallVector<int64_t> equal;
-    if (extent % parts == 0)
-      equal.assign(parts, extent / parts);
-    FailureOr<SmallVector<int64_t>> sizes = getConstantListOperand(
-        op, op.getSplit(), adaptor.getSplit(), "split", equal);
-    if (failed(sizes))
-      return failure();
-    if (sizes->empty())
-      return emitLoweringError(op)
-             << "dimension " << extent << " does not split into " << parts
-             << " equal parts";
+    // Split-13: sizes from the `split` input, else equal parts. A `split`
+    // computed at run time must agree with the static result types, so they
+    // say what it holds.
+    std::optional<SmallVector<int64_t>> sizes;
+    if (isa<NoneType>(op.getSplit().getType())) {
+      if (extent % parts != 0)
+        return emitLoweringError(op)
+               << "dimension " << extent << " does not split into " << parts
+               << " equal parts";
+      sizes = SmallVector<int64_t>(parts, extent / parts);
+    } else {
+      sizes = getConstantIntValues(op.getSplit(), adaptor.getSplit());
+      if (!sizes) {
+        sizes.emplace();
+        for (Value result : op.getOutputs())
+          sizes->push_back(
+              convertTensorType(result.getType()).getDimSize(*axis));
+      }
+    }
     int64_t total = 0;
     for (int64_t size : *sizes)
       total += size;
@@ -378,11 +387,16 @@ protected:
       if (resultType.getDimSize(*axis) != size)
         return emitLoweringError(op) << "result type " << resultType
                                      << " disagrees with split size " << size;
-      results.push_back(tensor::ExtractSliceOp::create(
-          rewriter, op.getLoc(), resultType, adaptor.getInput(),
-          indexAttrs(rewriter, offsets),
-          indexAttrs(rewriter, resultType.getShape()),
-          indexAttrs(rewriter, strides)));
+      // An empty part reads nothing; tensor.extract_slice would reject its
+      // offset when it is the end of the dimension.
+      results.push_back(
+          resultType.getNumElements() == 0
+              ? createEmptyTensor(rewriter, op.getLoc(), resultType)
+              : Value(tensor::ExtractSliceOp::create(
+                    rewriter, op.getLoc(), resultType, adaptor.getInput(),
+                    indexAttrs(rewriter, offsets),
+                    indexAttrs(rewriter, resultType.getShape()),
+                    indexAttrs(rewriter, strides))));
       offsets[*axis] += size;
     }
     rewriter.replaceOp(op, results);
@@ -401,6 +415,15 @@ protected:
     auto inputType = cast<RankedTensorType>(adaptor.getData().getType());
     auto resultType = convertTensorType(op.getOutput().getType());
     int64_t rank = inputType.getRank();
+    auto isKnown = [](Value original, Value converted) {
+      return isa<NoneType>(original.getType()) ||
+             getConstantIntValues(original, converted).has_value();
+    };
+    if (!isKnown(op.getStarts(), adaptor.getStarts()) ||
+        !isKnown(op.getEnds(), adaptor.getEnds()) ||
+        !isKnown(op.getAxes(), adaptor.getAxes()) ||
+        !isKnown(op.getSteps(), adaptor.getSteps()))
+      return lowerComputedSlice(op, adaptor, rewriter);
     FailureOr<SmallVector<int64_t>> starts = getConstantListOperand(
         op, op.getStarts(), adaptor.getStarts(), "starts", {});
     FailureOr<SmallVector<int64_t>> ends =
@@ -483,6 +506,105 @@ protected:
           [](OpBuilder &, Location, ValueRange args) { return args[0]; });
     }
     rewriter.replaceOp(op, slice);
+    return success();
+  }
+
+private:
+  /// Starts, ends, axes or steps computed at run time. The static result
+  /// type fixes the sizes, so `ends` is not read (the run-time values must
+  /// agree with it, as shape inference assumed); per dimension, a run-time
+  /// offset and step follow
+  /// from the entries whose axis is that dimension, normalised and clamped
+  /// as ONNX does, and a gather reads data[offset + i * step], which covers
+  /// negative steps too.
+  LogicalResult lowerComputedSlice(ONNXSliceOp op, OpAdaptor adaptor,
+                                   ConversionPatternRewriter &rewriter) const {
+    Location loc = op.getLoc();
+    auto inputType = cast<RankedTensorType>(adaptor.getData().getType());
+    auto resultType = convertTensorType(op.getOutput().getType());
+    int64_t rank = inputType.getRank();
+    auto startsType = dyn_cast<RankedTensorType>(adaptor.getStarts().getType());
+    if (!startsType || startsType.getRank() != 1 ||
+        !startsType.hasStaticShape())
+      return emitLoweringError(op)
+             << "'starts' computed at run time needs a static length";
+    int64_t entries = startsType.getDimSize(0);
+    for (Value operand : {adaptor.getAxes(), adaptor.getSteps()}) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (type && type.getShape() != startsType.getShape())
+        return emitLoweringError(op)
+               << "starts, axes and steps differ in length";
+    }
+
+    Type i64 = rewriter.getI64Type();
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIntOp::create(rewriter, loc, i64, value);
+    };
+    // Entry `i` of an optional list operand as i64, `fallback` if absent.
+    auto entry = [&](Value operand, int64_t i, int64_t fallback) -> Value {
+      if (isa<NoneType>(operand.getType()))
+        return constant(fallback);
+      Value index = arith::ConstantIndexOp::create(rewriter, loc, i);
+      Value value = tensor::ExtractOp::create(rewriter, loc, operand, index);
+      if (value.getType() != i64)
+        value = arith::ExtSIOp::create(rewriter, loc, i64, value);
+      return value;
+    };
+    using Predicate = arith::CmpIPredicate;
+    auto compare = [&](Predicate predicate, Value lhs, Value rhs) -> Value {
+      return arith::CmpIOp::create(rewriter, loc, predicate, lhs, rhs);
+    };
+    auto select = [&](Value condition, Value ifTrue, Value ifFalse) -> Value {
+      return arith::SelectOp::create(rewriter, loc, condition, ifTrue,
+                                     ifFalse);
+    };
+    Value zero = constant(0), one = constant(1);
+    SmallVector<Value> offsets(rank, zero), steps(rank, one);
+    for (int64_t i = 0; i < entries; ++i) {
+      Value axis = entry(adaptor.getAxes(), i, i);
+      axis = select(compare(Predicate::slt, axis, zero),
+                    arith::AddIOp::create(rewriter, loc, axis, constant(rank)),
+                    axis);
+      Value start = entry(adaptor.getStarts(), i, 0);
+      Value step = entry(adaptor.getSteps(), i, 1);
+      Value forward = compare(Predicate::sgt, step, zero);
+      for (int64_t dim = 0; dim < rank; ++dim) {
+        // Negative starts count from the back, then clamp to [0, size]
+        // (forward) or [0, size - 1] (backward).
+        int64_t size = inputType.getDimSize(dim);
+        Value fromBack = arith::AddIOp::create(rewriter, loc, start,
+                                               constant(size));
+        Value offset =
+            select(compare(Predicate::slt, start, zero), fromBack, start);
+        Value upper = select(forward, constant(size), constant(size - 1));
+        offset = arith::MaxSIOp::create(
+            rewriter, loc, zero,
+            arith::MinSIOp::create(rewriter, loc, offset, upper));
+        Value here = compare(Predicate::eq, axis, constant(dim));
+        offsets[dim] = select(here, offset, offsets[dim]);
+        steps[dim] = select(here, step, steps[dim]);
+      }
+    }
+    Value data = adaptor.getData();
+    rewriter.replaceOp(
+        op, buildParallelGeneric(
+                rewriter, loc, resultType, ValueRange{}, {},
+                [&](OpBuilder &b, Location nestedLoc, ValueRange) -> Value {
+                  SmallVector<Value> position;
+                  for (int64_t dim = 0; dim < rank; ++dim) {
+                    Value index = arith::IndexCastOp::create(
+                        b, nestedLoc, i64,
+                        linalg::IndexOp::create(b, nestedLoc, dim));
+                    Value source = arith::AddIOp::create(
+                        b, nestedLoc, offsets[dim],
+                        arith::MulIOp::create(b, nestedLoc, index,
+                                              steps[dim]));
+                    position.push_back(arith::IndexCastOp::create(
+                        b, nestedLoc, b.getIndexType(), source));
+                  }
+                  return tensor::ExtractOp::create(b, nestedLoc, data,
+                                                   position);
+                }));
     return success();
   }
 };
@@ -593,59 +715,153 @@ protected:
     auto dataType = cast<RankedTensorType>(data.getType());
     auto resultType = convertTensorType(op.getOutput().getType());
     int64_t rank = dataType.getRank();
-    FailureOr<SmallVector<int64_t>> pads =
-        getConstantListOperand(op, op.getPads(), adaptor.getPads(), "pads", {});
-    if (failed(pads))
-      return failure();
-    if (static_cast<int64_t>(pads->size()) != 2 * rank)
-      return emitLoweringError(op) << "pads has " << pads->size()
-                                   << " entries, expected " << 2 * rank;
-    ArrayRef<int64_t> low = ArrayRef<int64_t>(*pads).take_front(rank);
-    ArrayRef<int64_t> high = ArrayRef<int64_t>(*pads).drop_front(rank);
-    for (int64_t dim = 0; dim < rank; ++dim)
-      if (dataType.getDimSize(dim) + low[dim] + high[dim] !=
-          resultType.getDimSize(dim))
-        return emitLoweringError(op)
-               << "pads do not give the result type " << resultType;
-
     StringRef mode = op.getMode();
-    if (mode == "constant")
-      return lowerConstant(op, adaptor, low, high, resultType, rewriter);
-    if (mode != "reflect" && mode != "edge")
+    if (mode != "constant" && mode != "reflect" && mode != "edge")
       return emitLoweringError(op) << "unknown mode '" << mode << "'";
-    // reflect and edge: each output index reads one source index per
-    // dimension (negative pads crop), tabled here.
-    SmallVector<SmallVector<int64_t>> tables(rank);
-    for (int64_t dim = 0; dim < rank; ++dim) {
-      int64_t size = dataType.getDimSize(dim);
-      if (low[dim] == 0 && high[dim] == 0)
-        continue;
-      if (size == 0)
+    FailureOr<Value> padValue = getPadValue(op, adaptor, rewriter);
+    if (failed(padValue))
+      return failure();
+
+    // Only the leading pads place the data: the result type fixes the
+    // trailing ones. Pads computed at run time must agree with it, as shape
+    // inference assumed.
+    SmallVector<Value> lowPads;
+    if (std::optional<SmallVector<int64_t>> pads =
+            getConstantIntValues(op.getPads(), adaptor.getPads())) {
+      if (static_cast<int64_t>(pads->size()) != 2 * rank)
+        return emitLoweringError(op) << "pads has " << pads->size()
+                                     << " entries, expected " << 2 * rank;
+      ArrayRef<int64_t> low = ArrayRef<int64_t>(*pads).take_front(rank);
+      ArrayRef<int64_t> high = ArrayRef<int64_t>(*pads).drop_front(rank);
+      for (int64_t dim = 0; dim < rank; ++dim)
+        if (dataType.getDimSize(dim) + low[dim] + high[dim] !=
+            resultType.getDimSize(dim))
+          return emitLoweringError(op)
+                 << "pads do not give the result type " << resultType;
+      if (mode == "constant")
+        return lowerConstant(op, adaptor, *padValue, low, high, resultType,
+                             rewriter);
+      for (int64_t pad : low)
+        lowPads.push_back(
+            arith::ConstantIntOp::create(rewriter, loc, rewriter.getI64Type(),
+                                         pad));
+    } else {
+      auto padsType = dyn_cast<RankedTensorType>(adaptor.getPads().getType());
+      if (!padsType || padsType.getShape() != ArrayRef<int64_t>{2 * rank})
+        return emitLoweringError(op)
+               << "pads computed at run time need the static type tensor<"
+               << 2 * rank << "xi64>";
+      for (int64_t dim = 0; dim < rank; ++dim)
+        lowPads.push_back(tensor::ExtractOp::create(
+            rewriter, loc, adaptor.getPads(),
+            ValueRange{arith::ConstantIndexOp::create(rewriter, loc, dim)}));
+    }
+    if (dataType.getNumElements() == 0 && resultType.getNumElements() != 0) {
+      if (mode != "constant")
         return emitLoweringError(op)
                << "cannot " << mode << "-pad an empty dimension";
-      for (int64_t out = 0; out < resultType.getDimSize(dim); ++out) {
-        int64_t source = out - low[dim];
-        if (mode == "edge") {
-          source = std::clamp<int64_t>(source, 0, size - 1);
-        } else if (size == 1) {
-          source = 0;
-        } else {
-          // Mirror without repeating the edge, as often as needed.
-          int64_t period = 2 * (size - 1);
-          source = ((source % period) + period) % period;
-          if (source >= size)
-            source = period - source;
-        }
-        tables[dim].push_back(source);
-      }
+      // Nothing to read: every element is the pad value.
+      rewriter.replaceOpWithNewOp<linalg::FillOp>(
+          op, ValueRange{*padValue},
+          ValueRange{createEmptyTensor(rewriter, loc, resultType)});
+      return success();
     }
-    rewriter.replaceOp(
-        op, buildTableGather(rewriter, loc, data, resultType, tables));
+    rewriter.replaceOp(op, buildPadGather(rewriter, loc, data, resultType,
+                                          mode, lowPads, *padValue));
     return success();
   }
 
 private:
-  LogicalResult lowerConstant(ONNXPadOp op, OpAdaptor adaptor,
+  /// The constant_value operand's only element, or zero when absent.
+  static FailureOr<Value> getPadValue(ONNXPadOp op, OpAdaptor adaptor,
+                                     OpBuilder &builder) {
+    Location loc = op.getLoc();
+    Type elementType =
+        cast<RankedTensorType>(adaptor.getData().getType()).getElementType();
+    if (isa<NoneType>(op.getConstantValue().getType()))
+      return createScalarConstant(builder, loc, elementType, 0.0);
+    // A scalar tensor (rank 0, or one element): read its only element.
+    auto valueType =
+        cast<RankedTensorType>(adaptor.getConstantValue().getType());
+    if (valueType.getNumElements() != 1)
+      return emitLoweringError(op) << "constant_value must be a scalar";
+    SmallVector<Value> zeros(valueType.getRank(),
+                             arith::ConstantIndexOp::create(builder, loc, 0));
+    return Value(tensor::ExtractOp::create(builder, loc,
+                                           adaptor.getConstantValue(), zeros));
+  }
+
+  /// Every output element reads data at (i_d - low_d) per dimension, mapped
+  /// into the input by the mode: edge clamps, reflect mirrors without
+  /// repeating the edge (as often as needed), constant reads `padValue`
+  /// outside. Negative pads crop. `lowPads` are i64 values, constant or
+  /// computed.
+  static Value buildPadGather(OpBuilder &builder, Location loc, Value data,
+                              RankedTensorType resultType, StringRef mode,
+                              ArrayRef<Value> lowPads, Value padValue) {
+    auto dataType = cast<RankedTensorType>(data.getType());
+    return buildParallelGeneric(
+        builder, loc, resultType, ValueRange{}, {},
+        [&](OpBuilder &b, Location nestedLoc, ValueRange) -> Value {
+          Type i64 = b.getI64Type();
+          auto constant = [&](int64_t value) -> Value {
+            return arith::ConstantIntOp::create(b, nestedLoc, i64, value);
+          };
+          using Predicate = arith::CmpIPredicate;
+          Value inside;
+          SmallVector<Value> position;
+          for (auto [dim, low] : llvm::enumerate(lowPads)) {
+            int64_t size = dataType.getDimSize(dim);
+            Value index = arith::IndexCastOp::create(
+                b, nestedLoc, i64, linalg::IndexOp::create(b, nestedLoc, dim));
+            Value source = arith::SubIOp::create(b, nestedLoc, index, low);
+            Value zero = constant(0), last = constant(size - 1);
+            if (mode == "constant") {
+              Value here = arith::AndIOp::create(
+                  b, nestedLoc,
+                  arith::CmpIOp::create(b, nestedLoc, Predicate::sge, source,
+                                        zero),
+                  arith::CmpIOp::create(b, nestedLoc, Predicate::sle, source,
+                                        last));
+              inside = inside ? Value(arith::AndIOp::create(b, nestedLoc,
+                                                            inside, here))
+                              : here;
+            } else if (mode == "reflect" && size > 1) {
+              // Period 2 (size - 1): fold into [0, period), then mirror.
+              Value period = constant(2 * (size - 1));
+              Value folded = arith::RemSIOp::create(b, nestedLoc, source,
+                                                    period);
+              folded = arith::RemSIOp::create(
+                  b, nestedLoc,
+                  arith::AddIOp::create(b, nestedLoc, folded, period),
+                  period);
+              Value mirrored =
+                  arith::SubIOp::create(b, nestedLoc, period, folded);
+              source = arith::SelectOp::create(
+                  b, nestedLoc,
+                  arith::CmpIOp::create(b, nestedLoc, Predicate::sgt, folded,
+                                        last),
+                  mirrored, folded);
+            }
+            // Edge mode, and in-bounds reads for the other two.
+            source = arith::MaxSIOp::create(
+                b, nestedLoc, zero,
+                arith::MinSIOp::create(b, nestedLoc, source, last));
+            position.push_back(arith::IndexCastOp::create(
+                b, nestedLoc, b.getIndexType(), source));
+          }
+          Value value = tensor::ExtractOp::create(b, nestedLoc, data, position);
+          if (!inside)
+            return value;
+          return arith::SelectOp::create(b, nestedLoc, inside, value,
+                                         padValue);
+        });
+  }
+
+private:
+  /// Constant pads known here: a tensor.pad (after a crop for negative
+  /// pads), which bufferizes to a fill and a copy into a subview.
+  LogicalResult lowerConstant(ONNXPadOp op, OpAdaptor adaptor, Value padValue,
                               ArrayRef<int64_t> low, ArrayRef<int64_t> high,
                               RankedTensorType resultType,
                               ConversionPatternRewriter &rewriter) const {
@@ -653,21 +869,6 @@ private:
     Value data = adaptor.getData();
     auto dataType = cast<RankedTensorType>(data.getType());
     Type elementType = dataType.getElementType();
-    Value padValue;
-    if (isa<NoneType>(op.getConstantValue().getType())) {
-      padValue = createScalarConstant(rewriter, loc, elementType, 0.0);
-    } else {
-      // A scalar tensor (rank 0, or one element): read its only element.
-      auto valueType =
-          cast<RankedTensorType>(adaptor.getConstantValue().getType());
-      if (valueType.getNumElements() != 1)
-        return emitLoweringError(op) << "constant_value must be a scalar";
-      SmallVector<Value> zeros(
-          valueType.getRank(),
-          arith::ConstantIndexOp::create(rewriter, loc, 0));
-      padValue = tensor::ExtractOp::create(rewriter, loc,
-                                           adaptor.getConstantValue(), zeros);
-    }
     // Negative pads remove elements: slice those off first.
     int64_t rank = dataType.getRank();
     SmallVector<int64_t> offsets(rank), sizes(rank), lowPad(rank),
@@ -712,6 +913,8 @@ std::optional<double> sourceCoordinate(StringRef mode, double x, int64_t inSize,
     return length == 1 ? 0.0 : x * (inSize - 1) / (length - 1);
   if (mode == "asymmetric")
     return x / scale;
+  if (mode == "tf_half_pixel_for_nn")
+    return (x + 0.5) / scale;
   if (mode == "half_pixel_symmetric") {
     double adjustment = outSize / length;
     double offset = inSize / 2.0 * (1 - adjustment);
@@ -723,6 +926,54 @@ std::optional<double> sourceCoordinate(StringRef mode, double x, int64_t inSize,
     return coordinate + roiStart * (inSize - 1);
   }
   return std::nullopt;
+}
+
+/// The input indices (edge-clamped into [0, inSize)) and weights one output
+/// value of one dimension mixes, for linear (2 taps) or cubic (4 taps)
+/// interpolation at source coordinate `x`.
+struct InterpolationTaps {
+  SmallVector<int64_t, 4> indices;
+  SmallVector<double, 4> weights;
+};
+
+/// As the ONNX reference interpolates: the taps are the n indices nearest
+/// to x (ties to the lower one) within the input edge-padded by n/2 on each
+/// side, so an integral x sits on the second of two (linear) or the third of
+/// four (cubic) taps with ratio 1; cubic weights are Keys' kernel with
+/// parameter `cubicA`; with `excludeOutside`, taps outside the input get
+/// weight 0 and the rest are renormalised.
+InterpolationTaps interpolationTaps(double x, int64_t inSize, bool cubic,
+                                    double cubicA, bool excludeOutside) {
+  int64_t taps = cubic ? 4 : 2;
+  double floor = std::floor(x);
+  double ratio = x == floor ? 1.0 : x - floor;
+  int64_t first = static_cast<int64_t>(std::ceil(x)) - taps / 2;
+  first = std::clamp<int64_t>(first, -taps / 2, inSize + taps / 2 - taps);
+  SmallVector<double, 4> weights;
+  if (cubic) {
+    // Keys' kernel at distances 1 + r, r, 1 - r, 2 - r.
+    auto near = [&](double d) {
+      return ((cubicA + 2) * d - (cubicA + 3)) * d * d + 1;
+    };
+    auto far = [&](double d) {
+      return ((cubicA * d - 5 * cubicA) * d + 8 * cubicA) * d - 4 * cubicA;
+    };
+    weights = {far(1 + ratio), near(ratio), near(1 - ratio), far(2 - ratio)};
+  } else {
+    weights = {1 - ratio, ratio};
+  }
+  InterpolationTaps result;
+  double sum = 0;
+  for (int64_t tap = 0; tap < taps; ++tap) {
+    int64_t index = first + tap;
+    if (excludeOutside && (index < 0 || index >= inSize))
+      weights[tap] = 0;
+    sum += weights[tap];
+    result.indices.push_back(std::clamp<int64_t>(index, 0, inSize - 1));
+  }
+  for (double weight : weights)
+    result.weights.push_back(excludeOutside ? weight / sum : weight);
+  return result;
 }
 
 class ResizeLowering : public ONNXToLinalgPattern<ONNXResizeOp> {
@@ -740,10 +991,10 @@ protected:
     int64_t rank = inputType.getRank();
     StringRef mode = op.getMode();
     StringRef transform = op.getCoordinateTransformationMode();
-    if (mode != "nearest" && mode != "linear")
+    if (mode != "nearest" && mode != "linear" && mode != "cubic")
       return emitLoweringError(op) << "mode '" << mode << "' is not supported";
-    if (mode == "linear" && !isa<FloatType>(elementType))
-      return emitLoweringError(op) << "linear mode needs float elements";
+    if (mode != "nearest" && !isa<FloatType>(elementType))
+      return emitLoweringError(op) << mode << " mode needs float elements";
 
     // Per-dimension scales: from `scales` when it has values (exporters
     // pass an empty one alongside `sizes`), else output / input size.
@@ -812,8 +1063,8 @@ protected:
     Value result = mode == "nearest"
                        ? buildNearest(op, rewriter, input, resultType,
                                       coordinates, identity)
-                       : buildLinear(rewriter, loc, input, resultType,
-                                     coordinates, identity);
+                       : buildInterpolation(op, rewriter, input, resultType,
+                                            coordinates, identity);
     if (extrapolates)
       result = applyExtrapolation(op, rewriter, result, inputType, coordinates);
     rewriter.replaceOp(op, result);
@@ -852,62 +1103,73 @@ private:
     return buildTableGather(builder, op.getLoc(), input, resultType, tables);
   }
 
-  /// Linear: the tensor product of 1-d linear interpolations between the
-  /// two neighbours (clamped into the input, like the reference's edge
-  /// padding) of each resized dimension.
-  static Value buildLinear(OpBuilder &builder, Location loc, Value input,
-                           RankedTensorType resultType,
-                           ArrayRef<SmallVector<double>> coordinates,
-                           ArrayRef<bool> identity) {
+  /// Linear and cubic: the tensor product of 1-d interpolations (taps and
+  /// weights from interpolationTaps) of each resized dimension. Weights are
+  /// computed here in double precision and stored in the element type.
+  static Value buildInterpolation(ONNXResizeOp op, OpBuilder &builder,
+                                  Value input, RankedTensorType resultType,
+                                  ArrayRef<SmallVector<double>> coordinates,
+                                  ArrayRef<bool> identity) {
+    Location loc = op.getLoc();
     MLIRContext *context = builder.getContext();
     auto inputType = cast<RankedTensorType>(input.getType());
     Type elementType = resultType.getElementType();
     unsigned rank = resultType.getRank();
+    bool cubic = op.getMode() == "cubic";
+    unsigned taps = cubic ? 4 : 2;
+    double cubicA = op.getCubicCoeffA().convertToDouble();
+    bool excludeOutside = op.getExcludeOutside() != 0;
+    // Generic inputs: per resized dimension, `taps` index tables then
+    // `taps` weight tables.
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
     SmallVector<int64_t> resized;
     for (auto [dim, dimCoordinates] : llvm::enumerate(coordinates)) {
       if (identity[dim])
         continue;
-      int64_t inSize = inputType.getDimSize(dim);
-      SmallVector<int64_t> lower, upper;
-      SmallVector<double> weights;
+      SmallVector<SmallVector<int64_t>> indices(taps);
+      SmallVector<SmallVector<double>> weights(taps);
       for (double coordinate : dimCoordinates) {
-        double floor = std::floor(coordinate);
-        lower.push_back(
-            std::clamp<int64_t>(static_cast<int64_t>(floor), 0, inSize - 1));
-        upper.push_back(std::clamp<int64_t>(static_cast<int64_t>(floor) + 1, 0,
-                                            inSize - 1));
-        weights.push_back(coordinate - floor);
+        InterpolationTaps at =
+            interpolationTaps(coordinate, inputType.getDimSize(dim), cubic,
+                              cubicA, excludeOutside);
+        for (unsigned tap = 0; tap < taps; ++tap) {
+          indices[tap].push_back(at.indices[tap]);
+          weights[tap].push_back(at.weights[tap]);
+        }
       }
-      inputs.push_back(createIndexTable(builder, loc, lower));
-      inputs.push_back(createIndexTable(builder, loc, upper));
-      inputs.push_back(createFloatTable(builder, loc, elementType, weights));
-      for (int i = 0; i < 3; ++i)
+      for (unsigned tap = 0; tap < taps; ++tap)
+        inputs.push_back(createIndexTable(builder, loc, indices[tap]));
+      for (unsigned tap = 0; tap < taps; ++tap)
+        inputs.push_back(
+            createFloatTable(builder, loc, elementType, weights[tap]));
+      for (unsigned i = 0; i < 2 * taps; ++i)
         maps.push_back(tableMap(context, rank, dim));
       resized.push_back(dim);
     }
     return buildParallelGeneric(
         builder, loc, resultType, inputs, maps,
         [&](OpBuilder &b, Location nestedLoc, ValueRange args) -> Value {
-          Value one = createScalarConstant(b, nestedLoc, elementType, 1.0);
           SmallVector<Value> position;
           for (unsigned dim = 0; dim < rank; ++dim)
             position.push_back(linalg::IndexOp::create(b, nestedLoc, dim));
-          // Each corner c of the 2^k neighbours: weight prod_j (w_j or
-          // 1 - w_j), value input[lower_j or upper_j].
+          // Each combination of one tap per resized dimension: weight the
+          // product of the taps' weights, value the input there.
+          uint64_t combinations = 1;
+          for (size_t j = 0; j < resized.size(); ++j)
+            combinations *= taps;
           Value sum;
-          for (unsigned corner = 0; corner < (1u << resized.size()); ++corner) {
+          for (uint64_t combination = 0; combination < combinations;
+               ++combination) {
             Value weight;
+            uint64_t rest = combination;
             for (auto [j, dim] : llvm::enumerate(resized)) {
-              bool upper = corner & (1u << j);
-              Value index = args[3 * j + (upper ? 1 : 0)];
+              unsigned tap = rest % taps;
+              rest /= taps;
+              ValueRange dimArgs = args.slice(2 * taps * j, 2 * taps);
               position[dim] = arith::IndexCastOp::create(
-                  b, nestedLoc, b.getIndexType(), index);
-              Value w = args[3 * j + 2];
-              Value factor =
-                  upper ? w
-                        : Value(arith::SubFOp::create(b, nestedLoc, one, w));
+                  b, nestedLoc, b.getIndexType(), dimArgs[tap]);
+              Value factor = dimArgs[taps + tap];
               weight = weight ? Value(arith::MulFOp::create(b, nestedLoc,
                                                             weight, factor))
                               : factor;

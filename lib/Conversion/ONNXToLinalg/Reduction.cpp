@@ -87,6 +87,52 @@ LogicalResult checkResultShape(Operation *op, RankedTensorType dataType,
   return success();
 }
 
+/// The axes a reduction of `dataType` to `resultType` must have reduced,
+/// for axes only known at run time; std::nullopt when the shapes leave it
+/// open. With keepdims the reduced dimensions are those that became 1 (a
+/// dimension of size 1 gives the same values either way). Without, the
+/// kept dimensions are an embedding of the result shape in the input
+/// shape, which must be unique: then its leftmost and rightmost embeddings
+/// coincide (every embedding lies between them).
+std::optional<SmallVector<int64_t>>
+axesFromResultShape(RankedTensorType dataType, RankedTensorType resultType,
+                    bool keepdims) {
+  ArrayRef<int64_t> data = dataType.getShape();
+  ArrayRef<int64_t> result = resultType.getShape();
+  SmallVector<int64_t> axes;
+  if (keepdims) {
+    if (data.size() != result.size())
+      return std::nullopt;
+    for (auto [dim, sizes] : llvm::enumerate(llvm::zip(data, result)))
+      if (std::get<0>(sizes) != std::get<1>(sizes))
+        axes.push_back(dim);
+    return axes;
+  }
+  auto embed = [&](bool fromLeft) -> std::optional<SmallVector<int64_t>> {
+    SmallVector<int64_t> kept(result.size());
+    int64_t dim = fromLeft ? 0 : data.size() - 1;
+    for (size_t k = 0; k < result.size(); ++k) {
+      size_t i = fromLeft ? k : result.size() - 1 - k;
+      while (dim >= 0 && dim < static_cast<int64_t>(data.size()) &&
+             data[dim] != result[i])
+        dim += fromLeft ? 1 : -1;
+      if (dim < 0 || dim >= static_cast<int64_t>(data.size()))
+        return std::nullopt;
+      kept[i] = dim;
+      dim += fromLeft ? 1 : -1;
+    }
+    return kept;
+  };
+  std::optional<SmallVector<int64_t>> leftmost = embed(true);
+  std::optional<SmallVector<int64_t>> rightmost = embed(false);
+  if (!leftmost || !rightmost || *leftmost != *rightmost)
+    return std::nullopt;
+  for (int64_t dim = 0; dim < static_cast<int64_t>(data.size()); ++dim)
+    if (!llvm::is_contained(*leftmost, dim))
+      axes.push_back(dim);
+  return axes;
+}
+
 SmallVector<int64_t> allAxes(int64_t rank) {
   return llvm::to_vector(llvm::seq<int64_t>(0, rank));
 }
@@ -137,14 +183,33 @@ protected:
     auto resultType = convertTensorType(op.getReduced().getType());
     if (dataType.getElementType().isInteger(1))
       return emitLoweringError(op) << "expects numeric elements";
-    // ReduceSum-13 takes its axes as an input; only constants say which
-    // dimensions vanish, so a computed one cannot give a static shape.
+    // ReduceSum-13 takes its axes as an input. One computed at run time
+    // can still be lowered when it is statically empty (its type has no
+    // elements) or when the static result shape says which dimensions it
+    // reduced; its values are then redundant.
+    bool keepdims = op.getKeepdims() != 0;
     SmallVector<int64_t> given;
-    if (!isa<NoneType>(op.getAxes().getType())) {
+    Type axesType = op.getAxes().getType();
+    auto shapedAxes = dyn_cast<ShapedType>(axesType);
+    bool staticallyEmpty = shapedAxes && shapedAxes.hasStaticShape() &&
+                           shapedAxes.getNumElements() == 0;
+    if (!isa<NoneType>(axesType) && !staticallyEmpty) {
       std::optional<SmallVector<int64_t>> values =
           getConstantIntValues(op.getAxes(), adaptor.getAxes());
-      if (!values)
-        return emitLoweringError(op) << "axes must be a constant";
+      if (!values) {
+        values = axesFromResultShape(dataType, resultType, keepdims);
+        if (!values)
+          return emitLoweringError(op)
+                 << "axes must be a constant: the result type " << resultType
+                 << " does not say which dimensions of " << dataType
+                 << " are reduced";
+        if (values->empty()) {
+          // The result type says nothing is reduced: the input unchanged,
+          // whatever the run-time axes and noop_with_empty_axes.
+          rewriter.replaceOp(op, adaptor.getData());
+          return success();
+        }
+      }
       given = std::move(*values);
     }
     if (given.empty() && op.getNoopWithEmptyAxes() != 0) {
@@ -163,7 +228,6 @@ protected:
         return failure();
       axes = std::move(*normalized);
     }
-    bool keepdims = op.getKeepdims() != 0;
     if (failed(checkResultShape(op, dataType, axes, keepdims, resultType)))
       return failure();
     rewriter.replaceOp(op, buildReduction(rewriter, op.getLoc(),

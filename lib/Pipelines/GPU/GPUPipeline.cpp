@@ -12,28 +12,23 @@
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
-#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Utils.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 using namespace mlir;
 
 void vram::buildLowerToGPUPipeline(OpPassManager &pm,
                                    const LowerToGPUOptions &options) {
-  // Tensors, as in vram-lower-to-cpu.
-  pm.addPass(createConvertONNXToLinalgPass());
-  pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOpsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Tensors -> buffers, as in vram-lower-to-cpu.
+  buildTensorToBufferPipeline(pm);
   // No ownership-based deallocation here: its run-time ownership checks are
   // host code that would read device buffers. Buffers share one arena by
   // liveness instead; whatever escapes it is freed at function exit.
@@ -69,6 +64,20 @@ void vram::buildLowerToGPUPipeline(OpPassManager &pm,
     write.output = options.binaryFile;
     pm.addPass(createWriteGPUBinaryPass(write));
   }
+}
+
+std::optional<std::string> vram::findPtxas() {
+  if (std::optional<std::string> onPath =
+          llvm::sys::Process::FindInEnvPath("PATH", "ptxas"))
+    return onPath;
+  StringRef toolkit = NVVM::getCUDAToolkitPath();
+  if (toolkit.empty())
+    return std::nullopt;
+  SmallString<256> path(toolkit);
+  llvm::sys::path::append(path, "bin", "ptxas");
+  if (!llvm::sys::fs::can_execute(path))
+    return std::nullopt;
+  return std::string(path);
 }
 
 void vram::registerLowerToGPUPipeline() {

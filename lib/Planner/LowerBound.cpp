@@ -1,0 +1,151 @@
+//===- LowerBound.cpp - Interval-drop bound on the recompute cost ---------===//
+//
+// Any recompute-only plan that keeps the schedule runs op t for the first
+// time with everything it touches resident, and with every other tensor that
+// is alive across t (produced before t, read after t) either resident or
+// absent. An absent tensor x whose next read after t is c must be rebuilt
+// before c, by a rerun of its producer after the first run of t. Take the
+// consecutive uses of x (its producer, then its readers) as gaps: one rerun
+// inside a gap can cover every op of that gap, and reruns for different gaps
+// are different runs, since first runs follow the schedule. So choosing, per
+// gap, whether x is dropped there (cost: one run of its producer) subject to
+// "what stays alive across t fits beside what t touches", for every t, is a
+// relaxation: every plan gives a feasible choice costing at most the plan's
+// recompute time. It ignores the memory of the reruns and of the inputs they
+// need, and the cascade of rebuilding those inputs, which is where it is
+// loose. The choice is a covering integer program with one binary per gap
+// that matters; CBC's optimum, or its best bound when it runs out of time,
+// bounds the real optimum from below.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MilpModel.h"
+
+#include "vram/Planner/Planners.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace vram::planner;
+using namespace vram::planner::detail;
+
+llvm::Expected<RecomputeBound>
+vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
+                                   const MilpOptions &options) {
+  auto startTime = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         startTime)
+        .count();
+  };
+  size_t n = graph.numOps();
+  if (budget == 0)
+    return llvm::createStringError("the relaxation needs a non-zero budget");
+  RecomputeBound result;
+
+  // Bytes that are resident while op t first runs in every plan: what t
+  // touches, persistent tensors once they exist, and tensors alive across t
+  // that no recomputation can rebuild.
+  std::vector<double> required(n), droppable(n);
+  for (OpId t = 0; t < n; ++t)
+    required[t] = graph.bytesTouchedBy(t);
+
+  // A gap of tensor x: ops strictly between two consecutive uses of x.
+  struct Gap {
+    TensorId tensor;
+    OpId first, last;
+  };
+  std::vector<Gap> gaps;
+  for (auto [x, tensor] : llvm::enumerate(graph.tensors())) {
+    double bytes = tensor.bytes;
+    int64_t born = tensor.producer ? int64_t(*tensor.producer) : -1;
+    if (graph.isPersistent(x)) {
+      for (int64_t t = born + 1; t < int64_t(n); ++t)
+        required[t] += bytes;
+      continue;
+    }
+    // Outputs stay to the end; anything else is needed until its last read.
+    int64_t until =
+        tensor.category == TensorCategory::Output
+            ? int64_t(n) - 1
+            : (tensor.consumers.empty() ? born
+                                        : int64_t(tensor.consumers.back()));
+    bool canDrop = graph.canRecompute(x) && !graph.mustStayResident(x);
+    int64_t previousUse = born;
+    auto addGap = [&](int64_t after, int64_t before) {
+      if (before - after < 2)
+        return;
+      for (int64_t t = after + 1; t < before; ++t)
+        (canDrop ? droppable : required)[t] += bytes;
+      if (canDrop)
+        gaps.push_back({TensorId(x), OpId(after + 1), OpId(before - 1)});
+    };
+    for (OpId reader : tensor.consumers) {
+      addGap(previousUse, reader);
+      previousUse = reader;
+    }
+    if (until > previousUse)
+      addGap(previousUse, until + 1);
+  }
+
+  // need[t]: bytes that must be absent while t runs, as a fraction of the
+  // budget; more than all droppable bytes proves the budget impossible.
+  std::vector<double> need(n);
+  bool anyNeed = false;
+  for (OpId t = 0; t < n; ++t) {
+    double excess = required[t] + droppable[t] - double(budget);
+    if (excess <= 0)
+      continue;
+    if (excess > droppable[t]) {
+      result.infeasible = true;
+      result.solveSeconds = elapsed();
+      return result;
+    }
+    need[t] = excess / double(budget);
+    anyNeed = true;
+  }
+  if (!anyNeed) {
+    result.exact = true;
+    result.solveSeconds = elapsed();
+    return result;
+  }
+
+  // One binary per gap that crosses an op with a need. A rerun of a
+  // multi-output op rebuilds all its outputs, so each output is charged its
+  // share of the op's cost.
+  MilpModel milp;
+  std::vector<llvm::SmallVector<std::pair<int, double>>> rows(n);
+  for (const Gap &gap : gaps) {
+    bool useful = false;
+    for (OpId t = gap.first; t <= gap.last && !useful; ++t)
+      useful = need[t] > 0;
+    if (!useful)
+      continue;
+    const PlanTensor &tensor = graph.tensor(gap.tensor);
+    const PlanOp &producer = graph.op(*tensor.producer);
+    int column = milp.addBinary(producer.cost / producer.outputs.size());
+    double share = double(tensor.bytes) / double(budget);
+    for (OpId t = gap.first; t <= gap.last; ++t)
+      if (need[t] > 0)
+        rows[t].push_back({column, share});
+  }
+  for (OpId t = 0; t < n; ++t)
+    if (need[t] > 0)
+      milp.addRow(rows[t], need[t], kNoLimit);
+
+  double remaining = std::max(0.0, options.timeLimitSeconds - elapsed());
+  CbcModelPtr model = solveWithCbc(milp, remaining);
+  result.solveSeconds = elapsed();
+  if (Cbc_isProvenInfeasible(model.get())) {
+    // Every gap dropped meets every row, so this is a solver failure.
+    return llvm::createStringError(
+        "CBC reports the interval-drop relaxation infeasible");
+  }
+  result.exact = Cbc_isProvenOptimal(model.get());
+  double bound = result.exact ? Cbc_getObjValue(model.get())
+                              : Cbc_getBestPossibleObjValue(model.get());
+  // CBC's tolerances may round a bound up by a hair; keep it a bound.
+  result.extraCost =
+      std::isfinite(bound) ? std::max(0.0, bound * (1 - 1e-9)) : 0.0;
+  return result;
+}
