@@ -168,9 +168,9 @@ TEST(ArenaPackerProperty, RandomInstances) {
     reachedBound += result.placement.arenaSize == bound;
   }
   // Not a property, a regression guard on quality: the bound is not always
-  // reachable on random instances, but the packer reached it on 255 of
-  // these 400 when this was written.
-  EXPECT_GE(reachedBound, 240u);
+  // reachable on random instances, but the packer reaches it on 271 of
+  // these 400 (255 before the random restarts).
+  EXPECT_GE(reachedBound, 265u);
 }
 
 // The same input and seed give the same placement.
