@@ -60,13 +60,19 @@ struct Instance {
   std::vector<ArenaBuffer> buffers;
 };
 
+/// `path` imported with its batch dimension bound to `batchSize`.
+OwningOpRef<ModuleOp> importAtBatch(MLIRContext &context, llvm::StringRef path,
+                                    int64_t batchSize) {
+  vram::ONNXImportOptions options;
+  options.batchSize = batchSize;
+  return vram::importONNXFile(path, &context, options);
+}
+
 /// The device buffers of @main of an ONNX model: every buffer the memory
 /// analysis finds, workspaces included, but arguments and constants.
 std::optional<Instance> loadModel(MLIRContext &context, llvm::StringRef name,
                                   llvm::StringRef path) {
-  vram::ONNXImportOptions options;
-  options.batchSize = batch;
-  OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
+  OwningOpRef<ModuleOp> module = importAtBatch(context, path, batch);
   if (!module)
     return std::nullopt;
   auto main = module->lookupSymbol<func::FuncOp>("main");
@@ -145,9 +151,7 @@ struct PassArena {
 /// pass's own remark, so they are what a compiled step allocates.
 std::optional<PassArena> arenaOfTrainingStep(MLIRContext &context,
                                              llvm::StringRef path) {
-  vram::ONNXImportOptions options;
-  options.batchSize = trainBatch;
-  OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
+  OwningOpRef<ModuleOp> module = importAtBatch(context, path, trainBatch);
   if (!module)
     return std::nullopt;
   PassManager lower(&context);

@@ -235,23 +235,47 @@ importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
   return llvm::MemoryBuffer::getMemBufferCopy(text, path);
 }
 
-/// The peak of @main of `path` imported at `batch`; errors are reported.
+/// What --max-batch evaluates at one batch: `path` imported at `batch`
+/// into `context`, as the training step when --train asks for it. Errors
+/// are reported.
+static OwningOpRef<ModuleOp> importStepAtBatch(llvm::StringRef path,
+                                               MLIRContext &context,
+                                               vram::ONNXImportOptions options,
+                                               int64_t batch) {
+  options.batchSize = batch;
+  OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
+  if (!module || !train.getNumOccurrences())
+    return module;
+  PassManager pm(&context);
+  if (failed(parsePassPipeline("vram-train{" + train.getValue() + "}", pm,
+                               llvm::errs())) ||
+      failed(pm.run(*module)))
+    return nullptr;
+  return module;
+}
+
+/// Whether the analysis knows every size; reports it when not.
+static bool isAnalysable(const vram::MemoryAnalysis &analysis,
+                         llvm::StringRef path, int64_t batch) {
+  if (!analysis.isValid())
+    llvm::errs() << path << ": error: at batch " << batch
+                 << ", some tensor sizes are unknown\n";
+  return analysis.isValid();
+}
+
+/// The peak of @main of the step at `batch`; errors are reported.
 static FailureOr<uint64_t> analysePeakAtBatch(llvm::StringRef path,
                                               DialectRegistry &registry,
                                               vram::ONNXImportOptions options,
                                               int64_t batch) {
-  options.batchSize = batch;
   MLIRContext context(registry);
-  OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
+  OwningOpRef<ModuleOp> module =
+      importStepAtBatch(path, context, options, batch);
   if (!module)
     return failure();
-  auto main = module->lookupSymbol<func::FuncOp>("main");
-  vram::MemoryAnalysis analysis(main);
-  if (!analysis.isValid()) {
-    llvm::errs() << path << ": error: at batch " << batch
-                 << ", some tensor sizes are unknown\n";
+  vram::MemoryAnalysis analysis(module->lookupSymbol<func::FuncOp>("main"));
+  if (!isAnalysable(analysis, path, batch))
     return failure();
-  }
   return analysis.getPeakBytes();
 }
 
@@ -297,33 +321,22 @@ struct PlannedBatch {
   std::string reason;
 };
 
-/// Imports `path` at `batch`, builds the training step when --train asks for
-/// it and plans @main as vram-plan would (nothing runs). Errors other than
-/// "no plan fits" are reported and fail.
+/// Plans the step at `batch` (importStepAtBatch) as vram-plan would
+/// (nothing runs). Errors other than "no plan fits" are reported and fail.
 static FailureOr<PlannedBatch>
 planAtBatch(llvm::StringRef path, DialectRegistry &registry,
             vram::ONNXImportOptions options, int64_t batch,
             const vram::DeviceProfile &profile,
             const vram::FunctionPlanOptions &planOptions) {
-  options.batchSize = batch;
   MLIRContext context(registry);
-  OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
+  OwningOpRef<ModuleOp> module =
+      importStepAtBatch(path, context, options, batch);
   if (!module)
     return failure();
-  if (train.getNumOccurrences()) {
-    PassManager pm(&context);
-    if (failed(parsePassPipeline("vram-train{" + train.getValue() + "}", pm,
-                                 llvm::errs())) ||
-        failed(pm.run(*module)))
-      return failure();
-  }
   auto main = module->lookupSymbol<func::FuncOp>("main");
   vram::MemoryAnalysis analysis(main);
-  if (!analysis.isValid()) {
-    llvm::errs() << path << ": error: at batch " << batch
-                 << ", some tensor sizes are unknown\n";
+  if (!isAnalysable(analysis, path, batch))
     return failure();
-  }
   PlannedBatch result;
   llvm::Expected<vram::FunctionPlan> planned = vram::planFunctionBody(
       analysis, main.getBody().front(), profile, planOptions);
