@@ -28,3 +28,12 @@ func.func @leak_in_loop(%n: index) {
   }
   return
 }
+
+// -----
+
+// expected-error @+1 {{a buffer in the host memory space "vram.pinned_host" crosses the function's boundary}}
+func.func @host_buffer_returned(%x: memref<4xf32>) -> memref<4xf32, "vram.pinned_host"> {
+  %h = memref.alloc() : memref<4xf32, "vram.pinned_host">
+  memref.copy %x, %h : memref<4xf32> to memref<4xf32, "vram.pinned_host">
+  return %h : memref<4xf32, "vram.pinned_host">
+}

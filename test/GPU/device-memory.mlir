@@ -58,3 +58,33 @@ func.func @global() -> memref<2xf32> {
   linalg.add ins(%g, %g : memref<2xf32>, memref<2xf32>) outs(%r : memref<2xf32>)
   return %r : memref<2xf32>
 }
+
+// -----
+
+// An offloaded buffer (memory space "vram.pinned_host") stays a host
+// allocation, pinned while it lives; copies to and from it are gpu.memcpy;
+// it leaves the default memory space's types behind. Nothing frees it, so
+// it is unpinned and freed at the return.
+// CHECK-LABEL: func.func @pinned_host_buffer
+// CHECK-SAME: (%[[X:.*]]: memref<16xf32>) -> memref<16xf32>
+// CHECK: %[[DX:.*]] = gpu.alloc () : memref<16xf32>
+// CHECK: %[[H:.*]] = memref.alloc() : memref<16xf32>
+// CHECK: %[[HC:.*]] = memref.cast %[[H]] : memref<16xf32> to memref<*xf32>
+// CHECK: gpu.host_register %[[HC]] : memref<*xf32>
+// CHECK: gpu.memcpy %[[H]], %[[DX]] : memref<16xf32>, memref<16xf32>
+// CHECK: %[[B:.*]] = gpu.alloc () : memref<16xf32>
+// CHECK: gpu.memcpy %[[B]], %[[H]] : memref<16xf32>, memref<16xf32>
+// CHECK: %[[R:.*]] = memref.alloc() : memref<16xf32>
+// CHECK: gpu.memcpy %[[R]], %[[B]]
+// CHECK: %[[HC2:.*]] = memref.cast %[[H]]
+// CHECK: gpu.host_unregister %[[HC2]]
+// CHECK: memref.dealloc %[[H]] : memref<16xf32>
+// CHECK: return %[[R]]
+// CHECK-NOT: pinned_host
+func.func @pinned_host_buffer(%x: memref<16xf32>) -> memref<16xf32> {
+  %h = memref.alloc() : memref<16xf32, "vram.pinned_host">
+  memref.copy %x, %h : memref<16xf32> to memref<16xf32, "vram.pinned_host">
+  %b = memref.alloc() : memref<16xf32>
+  memref.copy %h, %b : memref<16xf32, "vram.pinned_host"> to memref<16xf32>
+  return %b : memref<16xf32>
+}

@@ -49,7 +49,18 @@ def ConvertVramToBufferizationPass
     ```
     Any other op that carries a host value (a branch, a select) is an
     error: plans never make one.
+
+    With `host-memory-space=NAME` (what `vram-lower-to-gpu` uses), the
+    offload's copy is put in the memory space `"NAME"` (a string attribute)
+    and the prefetch's in the default one, so that later passes know which
+    buffers are host memory.
   }];
+  let options = [
+    Option<"hostMemorySpace", "host-memory-space", "std::string",
+           /*default=*/"\"\"",
+           "memory space (a string attribute) of offloaded buffers; empty: "
+           "the default memory space, as on CPU">,
+  ];
   let dependentDialects = ["mlir::bufferization::BufferizationDialect"];
 }
 
@@ -73,7 +84,11 @@ def GPUDeviceMemoryPass : Pass<"vram-gpu-device-memory", "mlir::func::FuncOp"> {
       strided, which `gpu.memcpy` is not);
     - returned memrefs are copied device→host into fresh host buffers;
     - device buffers nothing frees are freed before each return, after the
-      copies back.
+      copies back;
+    - buffers in the memory space `"host-memory-space"` (a plan's offloaded
+      tensors) stay host `memref.alloc`s, page-locked with
+      `gpu.host_register`, and copies to and from them become `gpu.memcpy`;
+      their memory space is dropped.
 
     ```mlir
     func.func @f(%x: memref<4xf32>) -> memref<4xf32> {
@@ -97,6 +112,12 @@ def GPUDeviceMemoryPass : Pass<"vram-gpu-device-memory", "mlir::func::FuncOp"> {
     }
     ```
   }];
+  let options = [
+    Option<"hostMemorySpace", "host-memory-space", "std::string",
+           /*default=*/"\"vram.pinned_host\"",
+           "memory space (a string attribute) of buffers that live in pinned "
+           "host memory">,
+  ];
   let dependentDialects = ["mlir::gpu::GPUDialect",
                            "mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect"];
@@ -115,7 +136,10 @@ def GPUMapParallelLoopsPass : Pass<"vram-gpu-map-parallel-loops",
     unlike upstream `gpu-map-parallel-loops`, which puts one thread in each
     block. Host-level code that touches memory outside any parallel loop
     (serial `scf.for` nests, `memref.load`/`store`) is wrapped, run by run,
-    into a one-thread kernel, since the host cannot read device memory.
+    into a one-thread kernel, since the host cannot read device memory;
+    the arithmetic on what such code loads goes with it. A serial
+    accumulation loop (`B[f(i)] += g(i)`, a scatter-add) whose other reads
+    provably miss `B` becomes a parallel loop of atomic adds instead.
     Parallel loops nested in mapped code run sequentially in their thread.
   }];
   let options = [

@@ -67,10 +67,74 @@ static LogicalResult checkContiguous(Operation *op, MemRefType type,
                             "be copied between host and device";
 }
 
-static LogicalResult moveToDeviceMemory(func::FuncOp func) {
+/// Whether `type` is a memref in `memorySpace`.
+static bool isInMemorySpace(Type type, Attribute memorySpace) {
+  auto memref = dyn_cast<BaseMemRefType>(type);
+  return memref && memref.getMemorySpace() == memorySpace;
+}
+
+/// `type` in the default memory space.
+static Type withoutMemorySpace(Type type) {
+  if (auto ranked = dyn_cast<MemRefType>(type))
+    return MemRefType::Builder(ranked).setMemorySpace(Attribute());
+  auto unranked = cast<UnrankedMemRefType>(type);
+  return UnrankedMemRefType::get(unranked.getElementType(), Attribute());
+}
+
+/// Moves every value of `func` in `hostSpace` to the default memory space,
+/// which is where the LLVM lowering expects host memory, and returns those
+/// values. The memory space has done its job once this pass knows them.
+static FailureOr<llvm::DenseSet<Value>>
+takeHostMemorySpace(func::FuncOp func, Attribute hostSpace) {
+  auto isHost = [&](Type type) { return isInMemorySpace(type, hostSpace); };
+  // Callers pass and receive device data: a host buffer crossing the
+  // boundary would need a convention nobody implements.
+  if (llvm::any_of(func.getArgumentTypes(), isHost) ||
+      llvm::any_of(func.getResultTypes(), isHost))
+    return func.emitError() << "a buffer in the host memory space " << hostSpace
+                            << " crosses the function's boundary";
+  llvm::DenseSet<Value> hostValues;
+  auto take = [&](Value value) {
+    if (!isHost(value.getType()))
+      return;
+    value.setType(withoutMemorySpace(value.getType()));
+    hostValues.insert(value);
+  };
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      take(result);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          take(argument);
+  });
+  return hostValues;
+}
+
+/// Page-locks (`lock`) or unlocks a host buffer, so that copies from and to
+/// it run at full bandwidth and asynchronously to the host.
+static void setPageLocked(OpBuilder &builder, Location loc, Value buffer,
+                          bool lock) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value unranked = memref::CastOp::create(
+      builder, loc, UnrankedMemRefType::get(type.getElementType(), Attribute()),
+      buffer);
+  if (lock)
+    gpu::HostRegisterOp::create(builder, loc, unranked);
+  else
+    gpu::HostUnregisterOp::create(builder, loc, unranked);
+}
+
+static LogicalResult moveToDeviceMemory(func::FuncOp func,
+                                        Attribute hostSpace) {
+  FailureOr<llvm::DenseSet<Value>> hostValues =
+      takeHostMemorySpace(func, hostSpace);
+  if (failed(hostValues))
+    return failure();
   // Device buffers this pass creates, to free before each return unless
-  // something already frees them.
+  // something already frees them; pinned host buffers likewise.
   llvm::SetVector<Value> ownedBuffers;
+  llvm::SetVector<Value> hostBuffers;
   OpBuilder builder(func.getContext());
   Block &entry = func.getBody().front();
 
@@ -83,10 +147,32 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func) {
             memref::GetGlobalOp, memref::CopyOp>(op))
       hostOps.push_back(op);
   });
+  auto isHostBuffer = [&](Value value) { return hostValues->contains(value); };
   for (Operation *op : hostOps) {
     builder.setInsertionPoint(op);
     Location loc = op->getLoc();
-    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+    // Pinned host memory (offloaded tensors) stays on the host.
+    if (auto alloc = dyn_cast<memref::AllocOp>(op);
+        alloc && isHostBuffer(alloc.getMemref())) {
+      builder.setInsertionPointAfter(alloc);
+      setPageLocked(builder, loc, alloc.getMemref(), /*lock=*/true);
+      hostBuffers.insert(alloc.getMemref());
+    } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+               dealloc && isHostBuffer(dealloc.getMemref())) {
+      setPageLocked(builder, loc, dealloc.getMemref(), /*lock=*/false);
+    } else if (auto copy = dyn_cast<memref::CopyOp>(op);
+               copy && llvm::any_of(copy->getOperands(), isHostBuffer)) {
+      // Between host and device: one contiguous range each way.
+      if (failed(checkContiguous(op,
+                                 cast<MemRefType>(copy.getSource().getType()),
+                                 "copy source")) ||
+          failed(checkContiguous(
+              op, cast<MemRefType>(copy.getTarget().getType()), "copy target")))
+        return failure();
+      gpu::MemcpyOp::create(builder, loc, Type(), ValueRange(),
+                            copy.getTarget(), copy.getSource());
+      copy.erase();
+    } else if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
       auto device = gpu::AllocOp::create(
           builder, loc, alloc.getType(), /*asyncToken=*/Type(),
           /*asyncDependencies=*/ValueRange(), alloc.getDynamicSizes(),
@@ -99,24 +185,22 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func) {
       return op->emitError("stack allocation (memref.alloca) outside a "
                            "kernel cannot be placed in device memory");
     } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-      gpu::DeallocOp::create(builder, loc, /*asyncToken=*/Type(),
-                             ValueRange(), dealloc.getMemref());
+      gpu::DeallocOp::create(builder, loc, /*asyncToken=*/Type(), ValueRange(),
+                             dealloc.getMemref());
       dealloc.erase();
     } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
       MemRefType type = global.getType();
       if (failed(checkContiguous(op, type, "global")))
         return failure();
       builder.setInsertionPointAfter(global);
-      auto device = gpu::AllocOp::create(builder, loc, type, Type(),
-                                         ValueRange(), ValueRange(),
-                                         ValueRange());
+      auto device = gpu::AllocOp::create(
+          builder, loc, type, Type(), ValueRange(), ValueRange(), ValueRange());
       global.getResult().replaceAllUsesWith(device.getMemref());
       gpu::MemcpyOp::create(builder, loc, Type(), ValueRange(),
                             device.getMemref(), global.getResult());
       ownedBuffers.insert(device.getMemref());
     } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-      linalg::CopyOp::create(builder, loc, copy.getSource(),
-                             copy.getTarget());
+      linalg::CopyOp::create(builder, loc, copy.getSource(), copy.getTarget());
       copy.erase();
     }
   }
@@ -131,9 +215,8 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func) {
     if (failed(checkContiguous(func, type, "argument")))
       return failure();
     Location loc = argument.getLoc();
-    auto device = gpu::AllocOp::create(builder, loc, type, Type(),
-                                       ValueRange(), ValueRange(),
-                                       ValueRange());
+    auto device = gpu::AllocOp::create(builder, loc, type, Type(), ValueRange(),
+                                       ValueRange(), ValueRange());
     auto copyIn = gpu::MemcpyOp::create(builder, loc, Type(), ValueRange(),
                                         device.getMemref(), argument);
     argument.replaceAllUsesExcept(device.getMemref(), copyIn);
@@ -154,6 +237,17 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func) {
       return buffer.getDefiningOp()->emitError(
           "allocation outside the function's entry block is never freed");
     freedAtExit.push_back(buffer);
+  }
+  SmallVector<Value> hostFreedAtExit;
+  for (Value buffer : hostBuffers) {
+    if (llvm::any_of(buffer.getUsers(), [](Operation *user) {
+          return isa<memref::DeallocOp>(user);
+        }))
+      continue;
+    if (buffer.getParentBlock() != &entry)
+      return buffer.getDefiningOp()->emitError(
+          "allocation outside the function's entry block is never freed");
+    hostFreedAtExit.push_back(buffer);
   }
 
   SmallVector<func::ReturnOp> returns;
@@ -182,6 +276,10 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func) {
                             device);
     for (Value buffer : freedAtExit)
       gpu::DeallocOp::create(builder, loc, Type(), ValueRange(), buffer);
+    for (Value buffer : hostFreedAtExit) {
+      setPageLocked(builder, loc, buffer, /*lock=*/false);
+      memref::DeallocOp::create(builder, loc, buffer);
+    }
   }
   return success();
 }
@@ -189,11 +287,14 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func) {
 namespace {
 struct GPUDeviceMemoryPass
     : public vram::impl::GPUDeviceMemoryPassBase<GPUDeviceMemoryPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
-    if (failed(moveToDeviceMemory(func)))
+    if (failed(moveToDeviceMemory(
+            func, StringAttr::get(&getContext(), hostMemorySpace))))
       signalPassFailure();
   }
 };

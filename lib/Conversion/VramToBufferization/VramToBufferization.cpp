@@ -5,6 +5,8 @@
 // Bufferize always turns into a fresh buffer plus `memref.copy`. On CPU host
 // memory is ordinary memory, so this executes the plan's round trips for
 // real; docs/planning.md says why the lowering sits at the tensor level.
+// On GPU (option host-memory-space) the offload's buffer is put in a memory
+// space of its own, which the GPU pipeline places in pinned host memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +28,14 @@ using namespace mlir;
 
 namespace {
 /// `vram.offload` and `vram.prefetch` alike: a copy into a new tensor that
-/// shares no buffer with its source, of the (converted) result type.
+/// shares no buffer with its source, of the (converted) result type, in
+/// `memorySpace` (null: One-Shot Bufferize's choice, the source's).
 template <typename CopyOp>
 struct HostCopyToAllocTensor : public OpConversionPattern<CopyOp> {
-  using OpConversionPattern<CopyOp>::OpConversionPattern;
+  HostCopyToAllocTensor(const TypeConverter &converter, MLIRContext *context,
+                        Attribute memorySpace)
+      : OpConversionPattern<CopyOp>(converter, context),
+        memorySpace(memorySpace) {}
   using OpAdaptor = typename CopyOp::Adaptor;
 
   LogicalResult
@@ -39,15 +45,21 @@ struct HostCopyToAllocTensor : public OpConversionPattern<CopyOp> {
         this->getTypeConverter()->convertType(op.getType()));
     if (!type)
       return rewriter.notifyMatchFailure(op, "result is not a ranked tensor");
-    rewriter.replaceOpWithNewOp<bufferization::AllocTensorOp>(
+    auto alloc = rewriter.replaceOpWithNewOp<bufferization::AllocTensorOp>(
         op, type, /*dynamicSizes=*/ValueRange(), adaptor.getInput());
+    if (memorySpace)
+      alloc.setMemorySpaceAttr(memorySpace);
     return success();
   }
+
+  Attribute memorySpace;
 };
 
 struct ConvertVramToBufferizationPass
     : public vram::impl::ConvertVramToBufferizationPassBase<
           ConvertVramToBufferizationPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     TypeConverter converter;
@@ -55,9 +67,19 @@ struct ConvertVramToBufferizationPass
     converter.addConversion(
         [](vram::HostTensorType type) -> Type { return type.getTensorType(); });
 
+    // With a host memory space, the prefetch's copy must name the default
+    // space (integer 0) explicitly: left open, it would inherit the host
+    // space of the buffer it copies.
+    Attribute offloadSpace, prefetchSpace;
+    if (!hostMemorySpace.empty()) {
+      offloadSpace = StringAttr::get(context, hostMemorySpace);
+      prefetchSpace = IntegerAttr::get(IntegerType::get(context, 64), 0);
+    }
     RewritePatternSet patterns(context);
-    patterns.add<HostCopyToAllocTensor<vram::OffloadOp>,
-                 HostCopyToAllocTensor<vram::PrefetchOp>>(converter, context);
+    patterns.add<HostCopyToAllocTensor<vram::OffloadOp>>(converter, context,
+                                                         offloadSpace);
+    patterns.add<HostCopyToAllocTensor<vram::PrefetchOp>>(converter, context,
+                                                          prefetchSpace);
     // A host value may cross a function boundary like any value.
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

@@ -23,10 +23,36 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 
+#include <cstdlib>
+
 using namespace mlir;
+
+/// The memory space that marks a plan's offloaded buffers as host memory
+/// from bufferization until vram-gpu-device-memory pins them.
+static constexpr llvm::StringLiteral kPinnedHostMemorySpace =
+    "vram.pinned_host";
+
+/// Upstream's NVVM serializer finds the CUDA toolkit (libdevice, for the
+/// __nv_expf/__nv_logf calls of kernels using exp, log or erf; ptxas) only
+/// through CUDA_ROOT, CUDA_HOME or CUDA_PATH; without one, such kernels keep
+/// unresolved calls and ptxas rejects them. When none is set, point
+/// CUDA_HOME at the toolkit CMake found when vram-opt was built.
+static void defaultCUDAToolkitPath() {
+#ifdef VRAM_CUDA_TOOLKIT_DIR
+  if (NVVM::getCUDAToolkitPath().empty())
+    ::setenv("CUDA_HOME", VRAM_CUDA_TOOLKIT_DIR, /*overwrite=*/0);
+#endif
+}
 
 void vram::buildLowerToGPUPipeline(OpPassManager &pm,
                                    const LowerToGPUOptions &options) {
+  defaultCUDAToolkitPath();
+  // A plan's offloads and prefetches become copies, as on CPU, except that
+  // the offloaded buffer is host memory: the static arena packs it apart
+  // from device buffers, and the device-memory pass pins it.
+  ConvertVramToBufferizationPassOptions hostCopies;
+  hostCopies.hostMemorySpace = kPinnedHostMemorySpace.str();
+  pm.addPass(createConvertVramToBufferizationPass(hostCopies));
   // Tensors -> buffers, as in vram-lower-to-cpu.
   buildTensorToBufferPipeline(pm);
   // No ownership-based deallocation here: its run-time ownership checks are
@@ -36,7 +62,9 @@ void vram::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createStaticArenaPass());
 
   // Buffers -> device memory -> kernels.
-  pm.addNestedPass<func::FuncOp>(createGPUDeviceMemoryPass());
+  GPUDeviceMemoryPassOptions deviceMemory;
+  deviceMemory.hostMemorySpace = kPinnedHostMemorySpace.str();
+  pm.addNestedPass<func::FuncOp>(createGPUDeviceMemoryPass(deviceMemory));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   GPUMapParallelLoopsPassOptions mapping;
   mapping.blockSize = options.blockSize;
@@ -67,6 +95,7 @@ void vram::buildLowerToGPUPipeline(OpPassManager &pm,
 }
 
 std::optional<std::string> vram::findPtxas() {
+  defaultCUDAToolkitPath();
   if (std::optional<std::string> onPath =
           llvm::sys::Process::FindInEnvPath("PATH", "ptxas"))
     return onPath;

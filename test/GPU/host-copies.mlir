@@ -1,0 +1,61 @@
+// A plan's offload and prefetch on the GPU path: the offloaded tensor goes
+// to page-locked host memory and comes back into a fresh device buffer, by
+// stream-ordered copies (docs/gpu.md, "Offload and prefetch").
+// RUN: vram-opt %s --vram-convert-vram-to-bufferization="host-memory-space=vram.pinned_host" | FileCheck %s --check-prefix=TENSOR
+// RUN: vram-opt %s --pass-pipeline='builtin.module(vram-convert-vram-to-bufferization{host-memory-space=vram.pinned_host},vram-lower-to-buffers,canonicalize,func.func(vram-static-arena,vram-gpu-device-memory))' | FileCheck %s --check-prefix=MEM
+// RUN: vram-opt %s --vram-lower-to-gpu | FileCheck %s --check-prefix=HOST
+
+// The offload's copy is marked host memory; the prefetch's copy names the
+// default space (0), or it would inherit the host space of its source.
+// TENSOR-LABEL: func.func @main
+// TENSOR: %[[A:.*]] = onnx.Neg
+// TENSOR: %[[H:.*]] = bufferization.alloc_tensor() copy(%[[A]]) {memory_space = "vram.pinned_host"} : tensor<64xf32>
+// TENSOR: bufferization.alloc_tensor() copy(%[[H]]) {memory_space = 0 : i64} : tensor<64xf32>
+// TENSOR-NOT: vram.
+
+// The host buffer gets an arena of its own (64 x 4 B = 256 B), a malloc the
+// device-memory pass pins; the device arena holds only the prefetched copy
+// (256 B): Relu and Mul reuse the offloaded tensor's device buffer in place,
+// which is what the offload was for.
+// MEM-LABEL: func.func @main
+// MEM: %[[DEVARENA:.*]] = gpu.alloc () : memref<256xi8>
+// MEM: %[[PINNED:.*]] = memref.alloc() {alignment = 256 : i64} : memref<256xi8>
+// MEM: %[[CAST:.*]] = memref.cast %[[PINNED]] : memref<256xi8> to memref<*xi8>
+// MEM: gpu.host_register %[[CAST]]
+// MEM: %[[A:.*]] = gpu.alloc () : memref<64xf32>
+// MEM: arith.negf
+// MEM: %[[HVIEW:.*]] = memref.view %[[PINNED]]
+// MEM: gpu.memcpy %[[HVIEW]], %[[A]] : memref<64xf32>, memref<64xf32>
+// MEM: arith.maximumf
+// MEM: outs(%[[A]] : memref<64xf32>)
+// MEM: %[[BACK:.*]] = memref.view %[[DEVARENA]]
+// MEM: gpu.memcpy %[[BACK]], %[[HVIEW]] : memref<64xf32>, memref<64xf32>
+// MEM: ins(%[[BACK]], %[[A]] :
+// MEM: %[[CAST2:.*]] = memref.cast %[[PINNED]]
+// MEM: gpu.host_unregister %[[CAST2]]
+// MEM: memref.dealloc %[[PINNED]] : memref<256xi8>
+// MEM-NOT: pinned_host
+
+// Host code: pin, copy to the host after the kernel that computes it, copy
+// back before the kernel that reads it, wait for the stream, unpin, free.
+// HOST-LABEL: llvm.func @main
+// HOST: %[[PTR:.*]] = llvm.call @malloc
+// HOST: llvm.call @mgpuMemHostRegisterMemRef
+// HOST: gpu.launch_func {{.*}} @vram_kernels::@main_kernel blocks
+// HOST: llvm.call @mgpuMemcpy
+// HOST: gpu.launch_func {{.*}} @vram_kernels::@main_kernel_0 blocks
+// HOST: gpu.launch_func {{.*}} @vram_kernels::@main_kernel_1 blocks
+// HOST: llvm.call @mgpuMemcpy
+// HOST: gpu.launch_func {{.*}} @vram_kernels::@main_kernel_2 blocks
+// HOST: llvm.call @mgpuStreamSynchronize
+// HOST: llvm.call @mgpuMemHostUnregisterMemRef
+// HOST: llvm.call @free(%[[PTR]])
+func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %a = onnx.Neg(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  %h = vram.offload %a : tensor<64xf32> -> !vram.host<tensor<64xf32>>
+  %b = onnx.Relu(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  %c = onnx.Mul(%b, %b) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %a1 = vram.prefetch %h : !vram.host<tensor<64xf32>> -> tensor<64xf32>
+  %d = onnx.Add(%a1, %c) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  return %d : tensor<64xf32>
+}
