@@ -531,62 +531,53 @@ int main(int argc, char **argv) {
     steps.push_back("vram-plan{" + planOptions + "}");
     steps.push_back("vram-verify-plan");
   }
-  if ((!steps.empty() || emit != EmitKind::MLIR) && !wantsReport) {
-    MlirOptMainConfig cliConfig = config;
-    config.setPassPipelineSetupFn(
-        [cliConfig, steps, binaryFile](PassManager &pm) -> LogicalResult {
-          if (failed(cliConfig.setupPassPipeline(pm)))
-            return failure();
-          if (!steps.empty() &&
-              failed(parsePassPipeline(llvm::join(steps, ","), pm,
-                                       llvm::errs())))
-            return failure();
-          // --emit lowers what the steps built: the step, planned.
-          switch (emit) {
-          case EmitKind::MLIR:
-            break;
-          case EmitKind::Linalg:
-            vram::buildONNXToLinalgPipeline(pm);
-            break;
-          case EmitKind::LLVM:
-            vram::buildLowerToCPUPipeline(pm);
-            break;
-          case EmitKind::PTX:
-          case EmitKind::Cubin: {
-            vram::LowerToGPUOptions gpu;
-            gpu.format = emit == EmitKind::PTX ? "isa" : "bin";
-            gpu.binaryFile = binaryFile;
-            vram::buildLowerToGPUPipeline(pm, gpu);
-            break;
-          }
-          }
-          return success();
-        });
-  }
-
-  // A report replaces the IR on the output: the analysis runs after
-  // whatever pipeline the command line gives.
+  // One pipeline: the flags' steps build the program (the training step,
+  // planned), the command line's passes transform it, then --emit lowers it
+  // or --report analyses it (a report replaces the IR on the output).
+  std::optional<vram::PrintMemoryPassOptions> reportOptions;
   if (wantsReport) {
-    vram::PrintMemoryPassOptions reportOptions;
-    reportOptions.format = report.empty() ? "table" : report.getValue();
-    reportOptions.output = reportFile;
-    reportOptions.budget = budget;
-    reportOptions.device = device;
-    MlirOptMainConfig cliConfig = config;
-    config.setPassPipelineSetupFn(
-        [cliConfig, steps, reportOptions](PassManager &pm) -> LogicalResult {
-          if (failed(cliConfig.setupPassPipeline(pm)))
-            return failure();
-          if (!steps.empty() &&
-              failed(parsePassPipeline(llvm::join(steps, ","), pm,
-                                       llvm::errs())))
-            return failure();
-          pm.addPass(vram::createPrintMemoryPass(reportOptions));
-          return success();
-        });
+    reportOptions.emplace();
+    reportOptions->format = report.empty() ? "table" : report.getValue();
+    reportOptions->output = reportFile;
+    reportOptions->budget = budget;
+    reportOptions->device = device;
     if (outputFilename == "-")
       outputFilename = "/dev/null";
   }
+  MlirOptMainConfig cliConfig = config;
+  config.setPassPipelineSetupFn(
+      [cliConfig, steps, binaryFile, reportOptions](PassManager &pm)
+          -> LogicalResult {
+        if (!steps.empty() &&
+            failed(parsePassPipeline(llvm::join(steps, ","), pm,
+                                     llvm::errs())))
+          return failure();
+        if (failed(cliConfig.setupPassPipeline(pm)))
+          return failure();
+        if (reportOptions) {
+          pm.addPass(vram::createPrintMemoryPass(*reportOptions));
+          return success();
+        }
+        switch (emit) {
+        case EmitKind::MLIR:
+          break;
+        case EmitKind::Linalg:
+          vram::buildONNXToLinalgPipeline(pm);
+          break;
+        case EmitKind::LLVM:
+          vram::buildLowerToCPUPipeline(pm);
+          break;
+        case EmitKind::PTX:
+        case EmitKind::Cubin: {
+          vram::LowerToGPUOptions gpu;
+          gpu.format = emit == EmitKind::PTX ? "isa" : "bin";
+          gpu.binaryFile = binaryFile;
+          vram::buildLowerToGPUPipeline(pm, gpu);
+          break;
+        }
+        }
+        return success();
+      });
 
   std::string errorMessage;
   auto output = openOutputFile(outputFilename, &errorMessage);
