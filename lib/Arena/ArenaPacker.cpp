@@ -195,7 +195,8 @@ namespace {
 /// the order, where it is placed before buffers it was blocked by. Moves that
 /// do not grow the arena are kept, so the search can cross plateaus; it
 /// stops early after `stallLimit` rounds without a smaller arena (0: never).
-void searchFrom(llvm::ArrayRef<ArenaBuffer> buffers, std::vector<unsigned> order,
+void searchFrom(llvm::ArrayRef<ArenaBuffer> buffers,
+                std::vector<unsigned> order,
                 unsigned rounds, unsigned stallLimit, std::mt19937_64 &random,
                 llvm::StringRef method, PackResult &result) {
   Placement current = placeBestFit(buffers, order);

@@ -633,11 +633,13 @@ LogicalResult TrainingStepBuilder::build() {
   returnOp->setOperands(results);
   func.setType(FunctionType::get(context, body.getArgumentTypes(),
                                  ValueRange(results).getTypes()));
-  for (auto [index, name] : llvm::enumerate(resultNames))
-    func.setResultAttrs(index, DictionaryAttr::get(
-                                   context, {NamedAttribute(
-                                                kNameAttr,
-                                                StringAttr::get(context, name))}));
+  // Every result's attributes at once: the forward's (the prediction's
+  // name) do not carry over.
+  SmallVector<DictionaryAttr> resultAttrs;
+  for (const std::string &name : resultNames)
+    resultAttrs.push_back(DictionaryAttr::get(
+        context, {NamedAttribute(kNameAttr, StringAttr::get(context, name))}));
+  func.setAllResultAttrs(resultAttrs);
   return success();
 }
 

@@ -285,15 +285,12 @@ buildArguments(const FunctionSignature &signature,
 /// --gradcheck checks the gradients of the data inputs too (as PyTorch's
 /// gradcheck does): every floating-point argument of @main that is not a
 /// parameter becomes a trainable one, so a test model needs no weights.
-static void differentiateDataInputs(ModuleOp module) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main)
-    return;
+static void differentiateDataInputs(func::FuncOp main) {
   for (BlockArgument arg : main.getArguments())
     if (!main.getArgAttr(arg.getArgNumber(), "vram.param") &&
         isa<FloatType>(getElementTypeOrSelf(arg.getType())))
       main.setArgAttr(arg.getArgNumber(), "vram.param",
-                      StringAttr::get(module.getContext(), "trainable"));
+                      StringAttr::get(main.getContext(), "trainable"));
 }
 
 /// --gradcheck: one line per parameter; fails when any is out of tolerance.
@@ -348,38 +345,38 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = loadModule(context);
   if (!module)
     return 1;
-  // The role of every argument before a training step rewrites them.
-  llvm::StringMap<std::string> importedKinds;
-  if (auto forward = module->lookupSymbol<func::FuncOp>("main"))
-    for (BlockArgument arg : forward.getArguments()) {
-      auto kind = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "vram.param");
-      if (auto name = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                          "onnx.name"))
-        importedKinds[name.getValue()] = kind ? kind.getValue().str() : "";
-    }
-  if (trainOptions.getNumOccurrences()) {
-    if (gradientCheck)
-      differentiateDataInputs(*module);
-    std::unique_ptr<Pass> train = createTrainPass();
-    if (failed(train->initializeOptions(trainOptions, [](const llvm::Twine &message) {
-          return failure(fail("--train: " + message));
-        })))
-      return 1;
-    PassManager pm(&context);
-    pm.addPass(std::move(train));
-    if (failed(pm.run(*module)))
-      return 1;
-  } else if (gradientCheck) {
-    return fail("--gradcheck needs --train=\"... optimizer=none\"");
-  }
   auto main = module->lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal())
     return fail("the module has no func.func @main with a body");
   FailureOr<FunctionSignature> signature = getFunctionSignature(main);
   if (failed(signature))
     return 1;
-  FailureOr<SmallVector<HostTensor>> arguments = buildArguments(*signature, importedKinds);
+  // The role of every argument before a training step rewrites them.
+  llvm::StringMap<std::string> importedKinds;
+  for (const TensorSpec &spec : signature->arguments)
+    importedKinds[spec.name] = spec.paramKind;
+  if (trainOptions.getNumOccurrences()) {
+    if (gradientCheck)
+      differentiateDataInputs(main);
+    std::unique_ptr<Pass> train = createTrainPass();
+    auto reportOptionError = [](const llvm::Twine &message) {
+      return failure(fail("--train: " + message));
+    };
+    if (failed(train->initializeOptions(trainOptions, reportOptionError)))
+      return 1;
+    PassManager pm(&context);
+    pm.addPass(std::move(train));
+    if (failed(pm.run(*module)))
+      return 1;
+    main = module->lookupSymbol<func::FuncOp>("main");
+    signature = getFunctionSignature(main);
+    if (failed(signature))
+      return 1;
+  } else if (gradientCheck) {
+    return fail("--gradcheck needs --train=\"... optimizer=none\"");
+  }
+  FailureOr<SmallVector<HostTensor>> arguments =
+      buildArguments(*signature, importedKinds);
   if (failed(arguments))
     return 1;
 

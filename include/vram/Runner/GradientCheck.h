@@ -1,4 +1,4 @@
-//===- GradientCheck.h - finite-difference checks of a gradient step -*- C++ -*-===//
+//===- GradientCheck.h - finite-difference gradient checks -----*- C++ -*-===//
 //
 // Checks the gradients a compiled training step returns (vram-train
 // optimizer=none: the loss, then `<param>.grad` per trainable parameter)
