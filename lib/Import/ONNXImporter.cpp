@@ -1,19 +1,26 @@
 //===- ONNXImporter.cpp - ONNX models into the onnx dialect ---------------===//
 //
-// libonnx does the ONNX work (parse, check, convert the opset, infer shapes);
-// this file maps the checked, shape-inferred graph one node to one op.
+// libonnx parses (binary protobuf, text format) and checks the files its
+// version knows (IR <= 8, opset <= 17). Everything else is ours, so that
+// files of any IR version and opset up to kNewestKnownOpset import: graph
+// validation, the mapping of each (operator, version) onto the dialect's one
+// form per operator, and shape inference, which the ops do themselves
+// (ONNXInferShapesOpInterface) while shape computations fold to constants.
 // ONNX reports errors by throwing; every exception is caught in importONNX
 // and becomes one MLIR error, so callers never see one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "vram/Import/ONNXImporter.h"
+#include "GenericNodeTypes.h"
+#include "OperatorVersions.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -25,7 +32,6 @@
 #include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
-#include "onnx/version_converter/convert.h"
 
 #include <exception>
 #include <mutex>
@@ -122,9 +128,12 @@ onnx::ModelProto parseModel(llvm::StringRef bytes, bool isText) {
 }
 
 /// Replaces `dim_param` with the values the user bound, on graph inputs and
-/// outputs, so shape inference propagates them.
-void bindDynamicDims(onnx::ModelProto &model, const ONNXImportOptions &options,
-                     const llvm::StringSet<> &initializerNames) {
+/// outputs, so shape inference propagates them. Returns the static batch
+/// size --batch replaced, if it replaced one.
+std::optional<int64_t> bindDynamicDims(onnx::ModelProto &model,
+                                       const ONNXImportOptions &options,
+                                       const llvm::StringSet<> &initializerNames) {
+  std::optional<int64_t> staticBatch;
   onnx::GraphProto *graph = model.mutable_graph();
   llvm::StringMap<int64_t> bindings = options.dimBindings;
   // --batch binds the first input's leading dim; when that dim has a name,
@@ -142,10 +151,10 @@ void bindDynamicDims(onnx::ModelProto &model, const ONNXImportOptions &options,
                       ->mutable_tensor_type()
                       ->mutable_shape()
                       ->mutable_dim(0);
+      // A static batch (torch exports batch 1 unless told otherwise) is
+      // re-bound too; the importer rewrites the shape constants that carry it.
       if (dim->has_dim_value() && dim->dim_value() != *options.batchSize)
-        fail("--batch=" + llvm::Twine(*options.batchSize) + ": input '" +
-             input.name() + "' has a static batch dimension of " +
-             llvm::Twine(dim->dim_value()));
+        staticBatch = dim->dim_value();
       if (dim->has_dim_param())
         bindings.try_emplace(dim->dim_param(), *options.batchSize);
       dim->set_dim_value(*options.batchSize);
@@ -172,6 +181,7 @@ void bindDynamicDims(onnx::ModelProto &model, const ONNXImportOptions &options,
   // Intermediate annotations may hold stale symbolic dims: inference redoes
   // them from the bound inputs.
   graph->clear_value_info();
+  return staticBatch;
 }
 
 /// Every graph output must be produced by a node, an input or an
@@ -206,9 +216,12 @@ bool isShapeOperand(const onnx::NodeProto &node, int index) {
     return index >= 1;
   if (op == "Pad" || op == "Resize")
     return index >= 1;
-  if (op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum" ||
+  if (op == "Squeeze" || op == "Unsqueeze" || llvm::StringRef(op).starts_with("Reduce") ||
       op == "Split" || op == "TopK")
     return index == 1;
+  // Clip's bounds are the constants of ReLU6-like activations, not weights.
+  if (op == "Clip")
+    return index >= 1;
   return op == "ConstantOfShape" || op == "Range";
 }
 
@@ -280,84 +293,126 @@ llvm::StringMap<std::string> detachParameters(onnx::ModelProto &model,
   return parameters;
 }
 
-/// Before opset 14, BatchNormalization signalled training mode by having
-/// more than one output, and could return saved_mean/saved_var (outputs 3
-/// and 4), which later opsets dropped. Exporters (torch.onnx in training
-/// mode) emit those outputs unused; dropping them lets ONNX's version
-/// converter move the node to opset 14+. Returns the nodes in training mode.
-llvm::StringSet<> prepareLegacyBatchNorm(onnx::ModelProto &model) {
-  llvm::StringSet<> trainingOutputs;
-  if (defaultDomainOpset(model) >= 14)
-    return trainingOutputs;
-  onnx::GraphProto *graph = model.mutable_graph();
-  llvm::StringSet<> used;
-  for (const auto &node : graph->node())
-    for (const std::string &input : node.input())
-      used.insert(input);
-  for (const auto &output : graph->output())
-    used.insert(output.name());
-  for (auto &node : *graph->mutable_node()) {
-    if (!isDefaultDomain(node.domain()) ||
-        node.op_type() != "BatchNormalization")
-      continue;
-    while (node.output_size() > 3 &&
-           !used.contains(node.output(node.output_size() - 1)))
-      node.mutable_output()->RemoveLast();
-    if (node.output_size() > 1)
-      trainingOutputs.insert(node.output(0));
-  }
-  return trainingOutputs;
+/// Node names for messages: the name, or `<OpType>_<index>` for the many
+/// exporters (and the text format) that leave nodes unnamed.
+std::string getNodeName(const onnx::NodeProto &node, unsigned index) {
+  return node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                             : node.name();
 }
 
-/// Converts to kCanonicalOpset when ONNX has adapters for the whole model.
-/// When it does not, the model is imported at its own opset and nodes whose
-/// signature differs from the canonical one import as generic `onnx.Node`;
-/// `warning` says why.
-onnx::ModelProto convertOpset(const onnx::ModelProto &model,
-                              std::string &warning) {
-  int64_t opset = defaultDomainOpset(model);
-  if (opset == 0 || opset == kCanonicalOpset)
-    return model;
-  try {
-    return onnx::version_conversion::ConvertVersion(model, kCanonicalOpset);
-  } catch (const std::exception &e) {
-    warning = "cannot convert opset " + std::to_string(opset) + " to " +
-              std::to_string(kCanonicalOpset) + " (" + oneLine(e.what()) +
-              "); nodes whose operator changed since import as onnx.Node";
-    return model;
+/// What libonnx 1.12's checker would say for files it cannot check (IR 9+,
+/// opset 18+): every value defined once, every use after its definition.
+void validateGraph(const onnx::GraphProto &graph) {
+  llvm::StringSet<> graphInputs;
+  for (const auto &input : graph.input())
+    if (!graphInputs.insert(input.name()).second)
+      fail("invalid ONNX model: graph input '" + input.name() +
+           "' is listed twice");
+  llvm::StringSet<> defined = graphInputs;
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name()); // IR < 4 lists initializers as inputs too.
+  llvm::StringMap<unsigned> producerIndex;
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    for (const std::string &output : node.output())
+      if (!output.empty() && !producerIndex.try_emplace(output, index).second)
+        fail("invalid ONNX model: value '" + output +
+             "' is produced by two nodes ('" +
+             getNodeName(graph.node(producerIndex[output]),
+                         producerIndex[output]) +
+             "' and '" + getNodeName(node, index) + "')");
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    for (const std::string &input : node.input()) {
+      if (input.empty() || defined.contains(input))
+        continue;
+      auto producer = producerIndex.find(input);
+      if (producer == producerIndex.end())
+        fail("invalid ONNX model: node '" + getNodeName(node, index) +
+             "' uses '" + input + "', which no input, initializer or node "
+             "defines");
+      fail("invalid ONNX model: nodes are not in topological order: node '" +
+           getNodeName(node, index) + "' uses '" + input + "' before node '" +
+           getNodeName(graph.node(producer->second), producer->second) +
+           "' produces it");
+    }
+    for (const std::string &output : node.output()) {
+      if (output.empty())
+        continue;
+      if (graphInputs.contains(output))
+        fail("invalid ONNX model: node '" + getNodeName(node, index) +
+             "' writes graph input '" + output + "'");
+      defined.insert(output);
+    }
+    for (const auto &attr : node.attribute())
+      if (attr.has_g() || attr.graphs_size() > 0)
+        fail("node '" + getNodeName(node, index) + "' (" + node.op_type() +
+             ") has a subgraph attribute '" + attr.name() +
+             "'; control flow (If, Loop, Scan) is not supported");
   }
 }
 
-/// The converter keeps legacy training-mode BatchNormalization nodes as
-/// they were; opset 14+ says training mode with an attribute.
-void markTrainingBatchNorm(onnx::ModelProto &model,
-                           const llvm::StringSet<> &trainingOutputs) {
-  if (defaultDomainOpset(model) < 14)
-    return;
-  for (auto &node : *model.mutable_graph()->mutable_node()) {
-    if (node.op_type() != "BatchNormalization" || node.output_size() == 0 ||
-        !trainingOutputs.contains(node.output(0)))
+/// Fields that libonnx 1.12's schema does not know (later IR versions) are
+/// skipped by the parser; say once where, since some change meaning (a
+/// node's `overload` selects a local function).
+void warnAboutUnknownFields(const onnx::ModelProto &model, Location loc) {
+  auto unknownFields = [](const google::protobuf::Message &message) {
+    return message.GetReflection()->GetUnknownFields(message).field_count();
+  };
+  std::string where;
+  if (unknownFields(model))
+    where = "the model";
+  else if (unknownFields(model.graph()))
+    where = "the graph";
+  for (auto [index, node] : llvm::enumerate(model.graph().node())) {
+    if (!where.empty())
+      break;
+    if (unknownFields(node)) {
+      where = "node '" + getNodeName(node, index) + "'";
       continue;
-    onnx::AttributeProto *attr = node.add_attribute();
-    attr->set_name("training_mode");
-    attr->set_type(onnx::AttributeProto::INT);
-    attr->set_i(1);
+    }
+    for (const auto &attr : node.attribute())
+      if (unknownFields(attr))
+        where = "attribute '" + attr.name() + "' of node '" +
+                getNodeName(node, index) + "'";
   }
+  if (!where.empty())
+    emitWarning(loc) << where << " (IR version " << model.ir_version()
+                     << ") has fields that ONNX IR 8 does not define; they "
+                        "were skipped";
 }
 
 //===----------------------------------------------------------------------===//
 // Types and tensor data
 //===----------------------------------------------------------------------===//
 
+/// A node on its way to an op: its operands, attributes and output names
+/// after the mapping of its operator version onto the dialect's form.
+struct NodeContext {
+  Location loc = UnknownLoc();
+  std::string name;
+  std::string opType;
+  /// The operator's since-version in this model (0 for generic nodes).
+  int64_t version = 0;
+  SmallVector<Value> operands;
+  SmallVector<NamedAttribute> attributes;
+  SmallVector<std::string> outputs;
+};
+
+/// --batch on an export whose batch is static: the size in the file and the
+/// one asked for.
+struct BatchRebinding {
+  int64_t exported, requested;
+};
+
 class GraphImporter {
 public:
   GraphImporter(MLIRContext *context, llvm::StringRef sourceName,
-                const llvm::StringMap<std::string> &parameters)
+                const llvm::StringMap<std::string> &parameters,
+                std::optional<BatchRebinding> rebinding)
       : context(context), builder(context), parameters(parameters),
+        rebinding(rebinding),
         fileLoc(FileLineColLoc::get(context, sourceName, 0, 0)) {}
 
-  OwningOpRef<ModuleOp> import(const onnx::ModelProto &model,
-                               int64_t sourceOpset);
+  OwningOpRef<ModuleOp> import(const onnx::ModelProto &model);
 
 private:
   Type convertElementType(int32_t dataType, llvm::StringRef valueName);
@@ -370,6 +425,24 @@ private:
                                   llvm::StringRef nodeName);
   void importNode(const onnx::NodeProto &node, unsigned index);
   void importConstantNode(const onnx::NodeProto &node, Location loc);
+  void normalizeToCanonical(NodeContext &node);
+  void normalizeResize(NodeContext &node);
+  void rebindReshapeBatch(NodeContext &node);
+  bool importLegacySoftmax(NodeContext &node);
+  void attributeToInput(NodeContext &node, llvm::StringRef name,
+                        unsigned operand);
+  template <typename OpT>
+  Value createInferred(Location loc, ValueRange operands,
+                       std::optional<NamedAttribute> attribute);
+  void inferTypes(Operation *op);
+  SmallVector<Type> inferGenericTypes(const NodeContext &node,
+                                      const onnx::NodeProto &proto);
+  std::optional<SmallVector<Type>>
+  inferWithLibONNX(const NodeContext &node, const onnx::NodeProto &proto);
+  Value constantInts(ArrayRef<int64_t> values, Location loc);
+  Value constantScalar(Type elementType, double value, Location loc);
+  SmallVector<int64_t> requireConstantInts(Value value, const NodeContext &node,
+                                           llvm::StringRef what);
   Value lookup(const std::string &name, llvm::StringRef nodeName);
   Value noValue();
   Location nodeLocation(const onnx::NodeProto &node, unsigned index);
@@ -380,10 +453,16 @@ private:
   OpBuilder builder;
   /// Graph inputs that were parameter initializers: "trainable" or "state".
   const llvm::StringMap<std::string> &parameters;
+  std::optional<BatchRebinding> rebinding;
   Location fileLoc;
   llvm::StringMap<Value> values;
-  llvm::StringMap<const onnx::TypeProto *> inferredTypes;
+  /// Types the file declares (value_info, graph outputs): used only for
+  /// operators the dialect does not model.
+  llvm::StringMap<const onnx::TypeProto *> declaredTypes;
   llvm::StringMap<std::string> producers;
+  /// Values some node or graph output reads.
+  llvm::StringSet<> usedValues;
+  llvm::StringMap<int64_t> opsetImports;
   Value noneValue;
   int64_t modelOpset = 0;
 };
@@ -636,13 +715,6 @@ std::string GraphImporter::producerPrefix(llvm::StringRef valueName) const {
   return it == producers.end() ? "" : "node '" + it->second + "': ";
 }
 
-/// A node's name, or `<OpType>_<index>` for the many exporters (and the text
-/// format) that leave nodes unnamed: locations and errors need a name.
-std::string getNodeName(const onnx::NodeProto &node, unsigned index) {
-  return node.name().empty() ? node.op_type() + "_" + std::to_string(index)
-                             : node.name();
-}
-
 Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                                      unsigned index) {
   return NameLoc::get(builder.getStringAttr(getNodeName(node, index)),
@@ -724,97 +796,681 @@ unsigned formalCount(const std::vector<onnx::OpSchema::FormalParameter> &params,
   return std::max<unsigned>(params.size(), actual);
 }
 
-void GraphImporter::importNode(const onnx::NodeProto &node, unsigned index) {
-  Location loc = nodeLocation(node, index);
-  std::string nodeName = getNodeName(node, index);
-  if (isDefaultDomain(node.domain()) && node.op_type() == "Constant")
-    return importConstantNode(node, loc);
+/// An error already reported as a diagnostic (by an op's shape inference).
+struct ReportedError : std::runtime_error {
+  ReportedError() : std::runtime_error("") {}
+};
 
-  // A dedicated op exists when the dialect has `onnx.<OpType>` and the
-  // node's schema is the one the dialect models (the canonical opset's).
-  const onnx::OpSchema *schema = nullptr;
-  std::optional<RegisteredOperationName> dedicated;
-  bool isMicrosoftGelu =
-      node.domain() == "com.microsoft" && node.op_type() == "Gelu";
-  if (isDefaultDomain(node.domain()) || isMicrosoftGelu) {
-    dedicated = RegisteredOperationName::lookup("onnx." + node.op_type(),
-                                                context);
-    schema = onnx::OpSchemaRegistry::Schema(node.op_type(), modelOpset,
-                                            node.domain());
-    const onnx::OpSchema *canonical = onnx::OpSchemaRegistry::Schema(
-        node.op_type(), kCanonicalOpset, node.domain());
-    if (schema && canonical &&
-        schema->SinceVersion() != canonical->SinceVersion())
-      dedicated.reset();
-    if (node.op_type() == "NoValue" || node.op_type() == "Node")
-      dedicated.reset();
+/// The element type code ONNX gives `type`, for building TypeProtos.
+std::optional<int32_t> getONNXElementType(Type type) {
+  using TP = onnx::TensorProto;
+  if (type.isF32())
+    return TP::FLOAT;
+  if (type.isF64())
+    return TP::DOUBLE;
+  if (type.isF16())
+    return TP::FLOAT16;
+  if (type.isBF16())
+    return TP::BFLOAT16;
+  if (type.isInteger(1))
+    return TP::BOOL;
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer)
+    return std::nullopt;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 8:
+    return isUnsigned ? TP::UINT8 : TP::INT8;
+  case 16:
+    return isUnsigned ? TP::UINT16 : TP::INT16;
+  case 32:
+    return isUnsigned ? TP::UINT32 : TP::INT32;
+  case 64:
+    return isUnsigned ? TP::UINT64 : TP::INT64;
+  default:
+    return std::nullopt;
   }
+}
 
-  SmallVector<Value> operands;
-  for (const std::string &input : node.input())
-    operands.push_back(lookup(input, nodeName));
-  SmallVector<Type> resultTypes;
-  for (const std::string &output : node.output()) {
+/// Placeholder type of a result before its op infers the real one.
+Type placeholderType(MLIRContext *context) {
+  return UnrankedTensorType::get(Float32Type::get(context));
+}
+
+Value GraphImporter::constantInts(ArrayRef<int64_t> values, Location loc) {
+  auto type = RankedTensorType::get({int64_t(values.size())},
+                                    builder.getI64Type());
+  return ONNXConstantOp::create(builder, loc, type,
+                                DenseIntElementsAttr::get(type, values));
+}
+
+Value GraphImporter::constantScalar(Type elementType, double value,
+                                    Location loc) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute attr =
+      isa<FloatType>(elementType)
+          ? Attribute(DenseElementsAttr::get(
+                type, builder.getFloatAttr(elementType, value)))
+          : Attribute(DenseElementsAttr::get(
+                type, builder.getIntegerAttr(elementType, int64_t(value))));
+  return ONNXConstantOp::create(builder, loc, type, cast<ElementsAttr>(attr));
+}
+
+SmallVector<int64_t> GraphImporter::requireConstantInts(Value value,
+                                                        const NodeContext &node,
+                                                        llvm::StringRef what) {
+  DenseIntElementsAttr attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    fail("node '" + node.name + "' (" + node.opType + "-" +
+         llvm::Twine(node.version) + "): " + what +
+         " must be a constant (it is computed at run time); this tool needs "
+         "it to know the result's shape");
+  SmallVector<int64_t> values;
+  for (const APInt &v : attr.getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  return values;
+}
+
+std::optional<Attribute> takeAttribute(SmallVectorImpl<NamedAttribute> &attrs,
+                                       llvm::StringRef name) {
+  for (auto *it = attrs.begin(); it != attrs.end(); ++it)
+    if (it->getName() == name) {
+      Attribute value = it->getValue();
+      attrs.erase(it);
+      return value;
+    }
+  return std::nullopt;
+}
+
+SmallVector<int64_t> intsOf(Attribute attr) {
+  SmallVector<int64_t> values;
+  for (Attribute a : cast<ArrayAttr>(attr))
+    values.push_back(cast<IntegerAttr>(a).getInt());
+  return values;
+}
+
+[[noreturn]] void failUnmodelled(const NodeContext &node,
+                                 const llvm::Twine &what) {
+  fail("node '" + node.name + "': " + node.opType + "-" +
+       llvm::Twine(node.version) + " " + what + " is not modelled");
+}
+
+/// Moves an ONNX attribute that later versions made an input into that
+/// input's position (`operand`), as an int64 constant.
+void GraphImporter::attributeToInput(NodeContext &node, llvm::StringRef name,
+                                     unsigned operand) {
+  std::optional<Attribute> attr = takeAttribute(node.attributes, name);
+  if (node.operands.size() <= operand)
+    node.operands.resize(operand + 1, noValue());
+  if (attr)
+    node.operands[operand] = constantInts(intsOf(*attr), node.loc);
+}
+
+/// Maps the node's version onto the dialect's form of the operator: the
+/// signature of the newest version up to opset 17 (the dialect's reference),
+/// with newer versions' additions folded in or refused by name.
+void GraphImporter::normalizeToCanonical(NodeContext &node) {
+  llvm::StringRef op = node.opType;
+  int64_t version = node.version;
+  auto inputType = [&](unsigned i) {
+    return i < node.operands.size()
+               ? dyn_cast<RankedTensorType>(node.operands[i].getType())
+               : RankedTensorType();
+  };
+  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+       op == "Gemm" || op == "Pow") &&
+      version < 7) {
+    if (std::optional<Attribute> b = takeAttribute(node.attributes, "broadcast"))
+      if (cast<IntegerAttr>(*b).getInt() != 0)
+        failUnmodelled(node, "legacy broadcasting (broadcast = 1)");
+  }
+  if (op == "BatchNormalization" && version < 14) {
+    takeAttribute(node.attributes, "is_test");
+    takeAttribute(node.attributes, "consumed_inputs");
+    if (std::optional<Attribute> spatial =
+            takeAttribute(node.attributes, "spatial"))
+      if (cast<IntegerAttr>(*spatial).getInt() != 1)
+        failUnmodelled(node, "spatial = 0");
+    // Before 14, training mode is having more outputs; saved_mean/saved_var
+    // (outputs 3, 4) no longer exist and exporters leave them unused.
+    for (unsigned i = 3; i < node.outputs.size(); ++i)
+      if (!node.outputs[i].empty() && usedValues.contains(node.outputs[i]))
+        failUnmodelled(node, "output '" + node.outputs[i] +
+                                 "' (saved_mean / saved_var)");
+    if (node.outputs.size() > 3)
+      node.outputs.resize(3);
+    if (node.outputs.size() > 1)
+      node.attributes.push_back(
+          builder.getNamedAttr("training_mode", builder.getI64IntegerAttr(1)));
+  }
+  if (op == "Clip" && version < 11) {
+    Type elementType = cast<TensorType>(node.operands[0].getType())
+                           .getElementType();
+    node.operands.resize(3, noValue());
+    for (auto [name, index] : {std::pair<llvm::StringRef, unsigned>{"min", 1},
+                               {"max", 2}})
+      if (std::optional<Attribute> bound = takeAttribute(node.attributes, name))
+        node.operands[index] = constantScalar(
+            elementType, cast<FloatAttr>(*bound).getValueAsDouble(), node.loc);
+  }
+  if (op == "Dropout" && version < 12) {
+    takeAttribute(node.attributes, "is_test");
+    std::optional<Attribute> ratio = takeAttribute(node.attributes, "ratio");
+    node.operands.resize(2, noValue());
+    if (ratio)
+      node.operands[1] = constantScalar(
+          builder.getF32Type(), cast<FloatAttr>(*ratio).getValueAsDouble(),
+          node.loc);
+  }
+  if (op == "Cast" && version >= 19) {
+    // `saturate` only concerns float8 targets, which the dialect lacks.
+    takeAttribute(node.attributes, "saturate");
+  }
+  if ((op == "Squeeze" || op == "Unsqueeze" || op == "Split" ||
+       op == "ReduceSum") &&
+      version < 13)
+    attributeToInput(node, op == "Split" ? "split" : "axes", 1);
+  if (op == "Split" && version >= 18) {
+    if (std::optional<Attribute> parts =
+            takeAttribute(node.attributes, "num_outputs")) {
+      int64_t count = cast<IntegerAttr>(*parts).getInt();
+      auto type = inputType(0);
+      if (count != static_cast<int64_t>(node.outputs.size()))
+        fail("node '" + node.name + "': num_outputs is " + llvm::Twine(count) +
+             " but the node has " + llvm::Twine(node.outputs.size()) +
+             " outputs");
+      int64_t axis = 0;
+      for (NamedAttribute attr : node.attributes)
+        if (attr.getName() == "axis")
+          axis = cast<IntegerAttr>(attr.getValue()).getInt();
+      if (!type || axis < -type.getRank() || axis >= type.getRank() ||
+          ShapedType::isDynamic(type.getDimSize(axis < 0 ? axis + type.getRank()
+                                                         : axis)))
+        fail("node '" + node.name + "': Split-18 with num_outputs needs the "
+             "input's static extent along the axis");
+      // ONNX 18: parts of ceil(extent / n), the last one smaller.
+      int64_t extent = type.getDimSize(axis < 0 ? axis + type.getRank() : axis);
+      int64_t chunk = llvm::divideCeil(extent, count);
+      SmallVector<int64_t> sizes;
+      for (int64_t i = 0, left = extent; i < count; ++i, left -= chunk)
+        sizes.push_back(std::clamp<int64_t>(left, 0, chunk));
+      node.operands.resize(2, noValue());
+      node.operands[1] = constantInts(sizes, node.loc);
+    }
+  }
+  if (op == "Slice" && version < 10) {
+    node.operands.resize(5, noValue());
+    for (auto [name, index] : {std::pair<llvm::StringRef, unsigned>{"starts", 1},
+                               {"ends", 2},
+                               {"axes", 3}})
+      if (std::optional<Attribute> attr = takeAttribute(node.attributes, name))
+        node.operands[index] = constantInts(intsOf(*attr), node.loc);
+  }
+  if (op == "ReduceMean" && version >= 18) {
+    std::optional<Attribute> noop =
+        takeAttribute(node.attributes, "noop_with_empty_axes");
+    bool noopWhenEmpty = noop && cast<IntegerAttr>(*noop).getInt() != 0;
+    if (node.operands.size() > 1 && !isa<NoneType>(node.operands[1].getType())) {
+      SmallVector<int64_t> axes =
+          requireConstantInts(node.operands[1], node, "the axes input");
+      if (!axes.empty())
+        node.attributes.push_back(
+            builder.getNamedAttr("axes", builder.getI64ArrayAttr(axes)));
+      else if (noopWhenEmpty)
+        failUnmodelled(node, "noop_with_empty_axes = 1 with empty axes");
+    } else if (noopWhenEmpty) {
+      failUnmodelled(node, "noop_with_empty_axes = 1 without axes");
+    }
+    node.operands.resize(1);
+  }
+  if (op == "Pad" && version < 11) {
+    std::optional<Attribute> pads = takeAttribute(node.attributes, "pads");
+    std::optional<Attribute> value = takeAttribute(node.attributes, "value");
+    if (!pads)
+      fail("node '" + node.name + "': Pad-" + llvm::Twine(version) +
+           " needs a 'pads' attribute");
+    Type elementType = cast<TensorType>(node.operands[0].getType())
+                           .getElementType();
+    node.operands.resize(3, noValue());
+    node.operands[1] = constantInts(intsOf(*pads), node.loc);
+    if (value)
+      node.operands[2] = constantScalar(
+          elementType, cast<FloatAttr>(*value).getValueAsDouble(), node.loc);
+  }
+  if (op == "Pad" && version >= 18 && node.operands.size() > 3) {
+    if (!isa<NoneType>(node.operands[3].getType())) {
+      auto type = inputType(0);
+      SmallVector<int64_t> axes =
+          requireConstantInts(node.operands[3], node, "the axes input");
+      SmallVector<int64_t> pads =
+          requireConstantInts(node.operands[1], node, "the pads input");
+      if (!type || pads.size() != 2 * axes.size())
+        fail("node '" + node.name + "': Pad has " + llvm::Twine(pads.size()) +
+             " pads for " + llvm::Twine(axes.size()) + " axes");
+      int64_t rank = type.getRank();
+      SmallVector<int64_t> full(2 * rank, 0);
+      for (auto [i, axis] : llvm::enumerate(axes)) {
+        if (axis < -rank || axis >= rank)
+          fail("node '" + node.name + "': Pad axis " + llvm::Twine(axis) +
+               " is out of range for rank " + llvm::Twine(rank));
+        int64_t d = axis < 0 ? axis + rank : axis;
+        full[d] = pads[i];
+        full[d + rank] = pads[i + axes.size()];
+      }
+      node.operands[1] = constantInts(full, node.loc);
+    }
+    node.operands.resize(3);
+  }
+  if (op == "Resize")
+    normalizeResize(node);
+  if (op == "Reshape" && rebinding)
+    rebindReshapeBatch(node);
+  if (op == "AveragePool" && version >= 19) {
+    if (std::optional<Attribute> dilations =
+            takeAttribute(node.attributes, "dilations"))
+      if (llvm::any_of(intsOf(*dilations), [](int64_t d) { return d != 1; }))
+        failUnmodelled(node, "dilations other than 1");
+  }
+}
+
+/// A Reshape target that names the exported batch as its leading size, on
+/// data whose leading dim is the re-bound batch ([1, -1], [1, 512, 12, 64]),
+/// carries the batch: it gets the requested size.
+void GraphImporter::rebindReshapeBatch(NodeContext &node) {
+  auto data = dyn_cast<RankedTensorType>(node.operands[0].getType());
+  DenseIntElementsAttr target;
+  if (!data || data.getRank() == 0 ||
+      data.getDimSize(0) != rebinding->requested ||
+      !matchPattern(node.operands[1], m_Constant(&target)) ||
+      target.getNumElements() == 0)
+    return;
+  SmallVector<int64_t> shape;
+  for (const APInt &dim : target.getValues<APInt>())
+    shape.push_back(dim.getSExtValue());
+  if (shape[0] != rebinding->exported)
+    return;
+  shape[0] = rebinding->requested;
+  node.operands[1] = constantInts(shape, node.loc);
+}
+
+/// Resize: version 10 has (X, scales) and asymmetric coordinates; 18 adds
+/// antialias, axes and keep_aspect_ratio_policy, folded into full-rank
+/// scales/sizes here.
+void GraphImporter::normalizeResize(NodeContext &node) {
+  if (node.version < 11) {
+    // Resize-10 is Resize-11 with roi absent, asymmetric coordinates and
+    // floor rounding for nearest.
+    Value scales = node.operands.size() > 1 ? node.operands[1] : noValue();
+    node.operands = {node.operands[0], noValue(), scales, noValue()};
+    node.attributes.push_back(builder.getNamedAttr(
+        "coordinate_transformation_mode", builder.getStringAttr("asymmetric")));
+    node.attributes.push_back(
+        builder.getNamedAttr("nearest_mode", builder.getStringAttr("floor")));
+    return;
+  }
+  if (node.version < 18)
+    return;
+  if (std::optional<Attribute> antialias =
+          takeAttribute(node.attributes, "antialias"))
+    if (cast<IntegerAttr>(*antialias).getInt() != 0)
+      failUnmodelled(node, "antialias = 1");
+  std::optional<Attribute> axesAttr = takeAttribute(node.attributes, "axes");
+  std::optional<Attribute> policyAttr =
+      takeAttribute(node.attributes, "keep_aspect_ratio_policy");
+  llvm::StringRef policy =
+      policyAttr ? cast<StringAttr>(*policyAttr).getValue() : "stretch";
+  if (!axesAttr && policy == "stretch")
+    return;
+  auto type = dyn_cast<RankedTensorType>(node.operands[0].getType());
+  if (!type || !type.hasStaticShape())
+    fail("node '" + node.name + "': Resize with axes or an aspect-ratio "
+         "policy needs a static input shape");
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> axes;
+  if (axesAttr)
+    for (int64_t axis : intsOf(*axesAttr))
+      axes.push_back(axis < 0 ? axis + rank : axis);
+  else
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  node.operands.resize(4, noValue());
+  Value sizes = node.operands[3];
+  if (!isa<NoneType>(sizes.getType())) {
+    SmallVector<int64_t> given =
+        requireConstantInts(sizes, node, "the sizes input");
+    if (given.size() != axes.size())
+      fail("node '" + node.name + "': Resize has " +
+           llvm::Twine(given.size()) + " sizes for " +
+           llvm::Twine(axes.size()) + " axes");
+    SmallVector<int64_t> full(type.getShape());
+    if (policy == "stretch") {
+      for (auto [i, axis] : llvm::enumerate(axes))
+        full[axis] = given[i];
+    } else {
+      // One scale for every listed axis, the largest that keeps the output
+      // within (not_larger) or the smallest that covers (not_smaller) sizes.
+      double scale = policy == "not_larger" ? 1e300 : 0;
+      for (auto [i, axis] : llvm::enumerate(axes)) {
+        double s = double(given[i]) / type.getDimSize(axis);
+        scale = policy == "not_larger" ? std::min(scale, s) : std::max(scale, s);
+      }
+      for (int64_t axis : axes)
+        full[axis] = static_cast<int64_t>(
+            std::round(scale * double(type.getDimSize(axis))));
+    }
+    node.operands[3] = constantInts(full, node.loc);
+    return;
+  }
+  DenseFPElementsAttr scalesAttr;
+  if (!matchPattern(node.operands[2], m_Constant(&scalesAttr)))
+    fail("node '" + node.name +
+         "': Resize with axes needs constant scales or sizes");
+  SmallVector<float> full(rank, 1.0f);
+  SmallVector<float> given(scalesAttr.getValues<float>());
+  if (given.size() != axes.size())
+    fail("node '" + node.name + "': Resize has " + llvm::Twine(given.size()) +
+         " scales for " + llvm::Twine(axes.size()) + " axes");
+  for (auto [i, axis] : llvm::enumerate(axes))
+    full[axis] = given[i];
+  auto scalesType = RankedTensorType::get({rank}, builder.getF32Type());
+  node.operands[2] = ONNXConstantOp::create(
+      builder, node.loc, scalesType,
+      DenseElementsAttr::get(scalesType, llvm::ArrayRef<float>(full)));
+}
+
+/// Softmax before 13 normalises over all dims from `axis` on, flattened;
+/// from 13 on, over `axis` alone. Both agree when `axis` is the last dim;
+/// otherwise the old meaning is Flatten -> Softmax -> Reshape.
+bool GraphImporter::importLegacySoftmax(NodeContext &node) {
+  auto type = dyn_cast<RankedTensorType>(node.operands[0].getType());
+  int64_t axis = 1;
+  for (NamedAttribute attr : node.attributes)
+    if (attr.getName() == "axis")
+      axis = cast<IntegerAttr>(attr.getValue()).getInt();
+  if (!type)
+    fail("node '" + node.name + "': Softmax-" + llvm::Twine(node.version) +
+         " needs an input of known rank");
+  int64_t rank = type.getRank();
+  if (axis < -rank || axis >= rank)
+    fail("node '" + node.name + "': Softmax axis " + llvm::Twine(axis) +
+         " is out of range for rank " + llvm::Twine(rank));
+  if ((axis < 0 ? axis + rank : axis) == rank - 1)
+    return false;
+  Value flat = createInferred<ONNXFlattenOp>(
+      node.loc, node.operands[0],
+      builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)));
+  Value softmax = createInferred<ONNXSoftmaxOp>(
+      node.loc, flat,
+      builder.getNamedAttr("axis", builder.getI64IntegerAttr(-1)));
+  Value shape = constantInts(type.getShape(), node.loc);
+  values[node.outputs[0]] = createInferred<ONNXReshapeOp>(
+      node.loc, ValueRange{softmax, shape}, std::nullopt);
+  return true;
+}
+
+template <typename OpT>
+Value GraphImporter::createInferred(Location loc, ValueRange operands,
+                                    std::optional<NamedAttribute> attribute) {
+  OperationState state(loc, OpT::getOperationName());
+  state.addOperands(operands);
+  state.addTypes(placeholderType(context));
+  if (attribute)
+    state.addAttribute(attribute->getName(), attribute->getValue());
+  Operation *op = builder.create(state);
+  inferTypes(op);
+  return op->getResult(0);
+}
+
+void GraphImporter::inferTypes(Operation *op) {
+  auto inference = cast<ONNXInferShapesOpInterface>(op);
+  SmallVector<Type> types;
+  if (failed(inference.inferResultTypes(types)))
+    throw ReportedError();
+  for (auto [result, type] : llvm::zip(op->getResults(), types))
+    result.setType(type);
+}
+
+/// Result types of an operator the dialect does not model: shape rules for
+/// the common ones, else what the file declares, else libonnx's inference
+/// for the opsets it knows.
+SmallVector<Type> GraphImporter::inferGenericTypes(const NodeContext &node,
+                                                   const onnx::NodeProto &proto) {
+  SmallVector<Type> types;
+  std::optional<SmallVector<Type>> ruled = inferGenericNodeTypes(
+      proto.op_type(), isDefaultDomain(proto.domain()), node.operands,
+      node.attributes, node.outputs.size());
+  if (ruled)
+    return *ruled;
+  if (std::optional<SmallVector<Type>> inferred = inferWithLibONNX(node, proto))
+    return *inferred;
+  bool complete = true;
+  for (const std::string &output : node.outputs) {
     if (output.empty()) {
-      resultTypes.push_back(builder.getNoneType());
+      types.push_back(builder.getNoneType());
       continue;
     }
-    auto it = inferredTypes.find(output);
-    if (it == inferredTypes.end())
-      fail("ONNX shape inference could not determine the type of '" + output +
-           "' (output of node '" + nodeName + "', " + node.op_type() + ")");
-    resultTypes.push_back(convertTensorType(*it->second, output));
+    auto it = declaredTypes.find(output);
+    if (it == declaredTypes.end() ||
+        !it->second->tensor_type().has_shape()) {
+      complete = false;
+      break;
+    }
+    types.push_back(convertTensorType(*it->second, output));
+  }
+  if (complete)
+    return types;
+  fail("node '" + node.name + "': cannot infer the result types of " +
+       proto.op_type() +
+       (proto.domain().empty() ? "" : " (domain " + proto.domain() + ")") +
+       " at opset " + llvm::Twine(modelOpset) +
+       ": the operator is not supported and the file does not declare its "
+       "outputs' shapes");
+}
+
+/// libonnx 1.12's shape inference for one node, on the types the importer
+/// computed for its inputs (constants included, for data-dependent shapes).
+std::optional<SmallVector<Type>>
+GraphImporter::inferWithLibONNX(const NodeContext &node,
+                                const onnx::NodeProto &proto) {
+  if (modelOpset > kCanonicalOpset)
+    return std::nullopt;
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  for (const auto &opset : opsetImports) {
+    auto *entry = model.add_opset_import();
+    entry->set_domain(opset.first().str());
+    entry->set_version(opset.second);
+  }
+  onnx::GraphProto *graph = model.mutable_graph();
+  *graph->add_node() = proto;
+  for (auto [input, value] : llvm::zip(proto.input(), node.operands)) {
+    if (input.empty())
+      continue;
+    // Constant inputs travel with their values: inference reads them (TopK's
+    // k, a Tile's repeats).
+    DenseIntElementsAttr constant;
+    if (matchPattern(value, m_Constant(&constant)) &&
+        constant.getElementType().isInteger(64) &&
+        constant.getNumElements() <= 1024) {
+      onnx::TensorProto *init = graph->add_initializer();
+      init->set_name(input);
+      init->set_data_type(onnx::TensorProto::INT64);
+      for (int64_t dim : constant.getType().getShape())
+        init->add_dims(dim);
+      for (const APInt &v : constant.getValues<APInt>())
+        init->add_int64_data(v.getSExtValue());
+    }
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    std::optional<int32_t> code =
+        type ? getONNXElementType(type.getElementType()) : std::nullopt;
+    if (!code)
+      return std::nullopt;
+    onnx::ValueInfoProto *info = graph->add_input();
+    info->set_name(input);
+    auto *tensorType = info->mutable_type()->mutable_tensor_type();
+    tensorType->set_elem_type(*code);
+    auto *shape = tensorType->mutable_shape();
+    for (int64_t dim : type.getShape())
+      if (!ShapedType::isDynamic(dim))
+        shape->add_dim()->set_dim_value(dim);
+      else
+        shape->add_dim();
+  }
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false,
+                                        /*strict_mode=*/0,
+                                        /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+  llvm::StringMap<const onnx::TypeProto *> inferred;
+  for (const auto &info : graph->value_info())
+    inferred[info.name()] = &info.type();
+  SmallVector<Type> types;
+  for (const std::string &output : node.outputs) {
+    if (output.empty()) {
+      types.push_back(builder.getNoneType());
+      continue;
+    }
+    auto it = inferred.find(output);
+    if (it == inferred.end() || !it->second->has_tensor_type() ||
+        !it->second->tensor_type().elem_type())
+      return std::nullopt;
+    types.push_back(convertTensorType(*it->second, output));
+  }
+  return types;
+}
+
+void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
+  NodeContext node;
+  node.loc = nodeLocation(proto, index);
+  node.name = getNodeName(proto, index);
+  node.opType = proto.op_type();
+  if (isDefaultDomain(proto.domain()) && proto.op_type() == "Constant")
+    return importConstantNode(proto, node.loc);
+
+  // A dedicated op exists for the operators the dialect models, at every
+  // version of them the importer maps (OperatorVersions.cpp).
+  bool isMicrosoftGelu =
+      proto.domain() == "com.microsoft" && proto.op_type() == "Gelu";
+  std::optional<RegisteredOperationName> dedicated;
+  if (isDefaultDomain(proto.domain())) {
+    std::optional<int64_t> version =
+        getModelledOperatorVersion(proto.op_type(), modelOpset);
+    if (version && *version == 0)
+      fail("node '" + node.name + "': operator " + proto.op_type() +
+           " does not exist at opset " + llvm::Twine(modelOpset));
+    if (version) {
+      node.version = *version;
+      dedicated = RegisteredOperationName::lookup("onnx." + proto.op_type(),
+                                                  context);
+    }
+  } else if (isMicrosoftGelu) {
+    node.version = 1;
+    dedicated = RegisteredOperationName::lookup("onnx.Gelu", context);
   }
 
-  SmallVector<NamedAttribute> attributes;
-  for (const auto &attr : node.attribute())
-    attributes.push_back(convertAttribute(attr, nodeName));
+  for (const std::string &input : proto.input())
+    node.operands.push_back(lookup(input, node.name));
+  for (const std::string &output : proto.output())
+    node.outputs.push_back(output);
+  for (const auto &attr : proto.attribute())
+    node.attributes.push_back(convertAttribute(attr, node.name));
 
-  if (dedicated && schema) {
-    unsigned numOperands = formalCount(schema->inputs(), node.input_size());
-    while (operands.size() < numOperands)
-      operands.push_back(noValue());
-    unsigned numResults = formalCount(schema->outputs(), node.output_size());
-    resultTypes.resize(numResults, builder.getNoneType());
+  if (dedicated) {
+    if (node.opType == "Softmax" && node.version < 13 &&
+        importLegacySoftmax(node))
+      return;
+    normalizeToCanonical(node);
+    // Operands and results keep their ONNX positions: absent optional ones
+    // are `none` up to the canonical (opset-17) signature's length.
+    if (const onnx::OpSchema *canonical = onnx::OpSchemaRegistry::Schema(
+            node.opType, kCanonicalOpset, isMicrosoftGelu ? "com.microsoft" : "")) {
+      unsigned numOperands =
+          formalCount(canonical->inputs(), node.operands.size());
+      node.operands.resize(std::max<size_t>(numOperands, node.operands.size()),
+                           noValue());
+      unsigned numResults =
+          formalCount(canonical->outputs(), node.outputs.size());
+      node.outputs.resize(numResults);
+    }
+    // Every attribute must be one the op defines: an attribute ONNX added in
+    // a version the mapping does not know would otherwise be ignored.
+    for (NamedAttribute attr : node.attributes)
+      if (!llvm::is_contained(dedicated->getAttributeNames(), attr.getName()))
+        fail("node '" + node.name + "': " + node.opType + "-" +
+             llvm::Twine(node.version) + " has an attribute '" +
+             attr.getName().getValue() + "' that is not modelled");
   }
 
-  OperationState state(loc, dedicated ? dedicated->getStringRef()
-                                      : ONNXNodeOp::getOperationName());
+  SmallVector<NamedAttribute> attributes = node.attributes;
   if (!dedicated) {
     attributes.push_back(builder.getNamedAttr(
-        "op_type", builder.getStringAttr(node.op_type())));
-    if (!node.domain().empty())
+        "op_type", builder.getStringAttr(proto.op_type())));
+    if (!proto.domain().empty())
       attributes.push_back(builder.getNamedAttr(
-          "domain", builder.getStringAttr(node.domain())));
+          "domain", builder.getStringAttr(proto.domain())));
   }
-  state.addOperands(operands);
+  SmallVector<Type> resultTypes;
+  if (dedicated)
+    for (const std::string &output : node.outputs)
+      resultTypes.push_back(output.empty() ? Type(builder.getNoneType())
+                                           : placeholderType(context));
+  else
+    resultTypes = inferGenericTypes(node, proto);
+
+  OperationState state(node.loc, dedicated ? dedicated->getStringRef()
+                                           : ONNXNodeOp::getOperationName());
+  state.addOperands(node.operands);
   state.addTypes(resultTypes);
   state.addAttributes(attributes);
   Operation *op = builder.create(state);
-  for (auto [name, result] : llvm::zip(node.output(), op->getResults()))
+  if (dedicated)
+    inferTypes(op);
+  SmallVector<Value> results(op->getResults());
+
+  // Shape computations fold to constants, so that the ops they feed
+  // (Reshape, Expand, ...) get static shapes.
+  SmallVector<OpFoldResult> folded;
+  if (op->getNumResults() > 0 && succeeded(op->fold(folded)) &&
+      folded.size() == op->getNumResults() &&
+      llvm::all_of(folded, [](OpFoldResult r) {
+        return isa_and_present<ElementsAttr>(dyn_cast<Attribute>(r));
+      })) {
+    for (auto [result, value] : llvm::zip(results, folded))
+      result = ONNXConstantOp::create(builder, node.loc, result.getType(),
+                                      cast<ElementsAttr>(cast<Attribute>(value)));
+    op->erase();
+  }
+  for (auto [name, result] : llvm::zip(node.outputs, results))
     if (!name.empty())
       values[name] = result;
 }
 
-OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model,
-                                            int64_t sourceOpset) {
+OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
   const onnx::GraphProto &graph = model.graph();
   modelOpset = defaultDomainOpset(model);
-  for (const auto &info : graph.input())
-    inferredTypes[info.name()] = &info.type();
+  for (const auto &opset : model.opset_import())
+    opsetImports[isDefaultDomain(opset.domain()) ? "" : opset.domain()] =
+        opset.version();
   for (const auto &info : graph.value_info())
-    inferredTypes[info.name()] = &info.type();
+    declaredTypes[info.name()] = &info.type();
   for (const auto &info : graph.output())
-    inferredTypes[info.name()] = &info.type();
-  for (auto [index, node] : llvm::enumerate(graph.node()))
+    declaredTypes[info.name()] = &info.type();
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
     for (const std::string &output : node.output())
       producers[output] = getNodeName(node, index);
+    for (const std::string &input : node.input())
+      usedValues.insert(input);
+  }
+  for (const auto &output : graph.output())
+    usedValues.insert(output.name());
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   SmallVector<NamedAttribute> moduleAttrs{
       builder.getNamedAttr("onnx.opset", builder.getI64IntegerAttr(modelOpset)),
-      builder.getNamedAttr("onnx.source_opset",
-                           builder.getI64IntegerAttr(sourceOpset)),
       builder.getNamedAttr("onnx.ir_version",
                            builder.getI64IntegerAttr(model.ir_version()))};
   if (!model.producer_name().empty())
@@ -849,11 +1505,6 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model,
     }
   }
 
-  SmallVector<Type> resultTypes;
-  for (const auto &output : graph.output()) {
-    auto it = inferredTypes.find(output.name());
-    resultTypes.push_back(convertTensorType(*it->second, output.name()));
-  }
   SmallVector<Type> argumentTypes;
   for (const Argument &arg : arguments)
     argumentTypes.push_back(arg.type);
@@ -861,16 +1512,13 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model,
   builder.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(
       builder, fileLoc, "main",
-      builder.getFunctionType(argumentTypes, resultTypes));
+      builder.getFunctionType(argumentTypes, {}));
   for (auto [i, arg] : llvm::enumerate(arguments)) {
     func.setArgAttr(i, "onnx.name", builder.getStringAttr(arg.name));
     auto param = parameters.find(arg.name);
     if (param != parameters.end())
       func.setArgAttr(i, "vram.param", builder.getStringAttr(param->second));
   }
-  for (auto [i, output] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, "onnx.name", builder.getStringAttr(output.name()));
-
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   for (auto [arg, value] : llvm::zip(arguments, body->getArguments()))
@@ -885,10 +1533,15 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model,
   for (auto [index, node] : llvm::enumerate(graph.node()))
     importNode(node, index);
 
+  // Result types are what the ops inferred, not what the file declares.
   SmallVector<Value> results;
   for (const auto &output : graph.output())
     results.push_back(lookup(output.name(), "<graph outputs>"));
   func::ReturnOp::create(builder, fileLoc, results);
+  func.setFunctionType(
+      builder.getFunctionType(argumentTypes, ValueRange(results).getTypes()));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "onnx.name", builder.getStringAttr(output.name()));
   return module;
 }
 
@@ -911,30 +1564,33 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
     llvm::StringSet<> initializerNames;
     for (const auto &init : model.graph().initializer())
       initializerNames.insert(init.name());
-    bindDynamicDims(model, options, initializerNames);
+    std::optional<int64_t> staticBatch =
+        bindDynamicDims(model, options, initializerNames);
+    warnAboutUnknownFields(model, fileLoc);
     llvm::StringMap<std::string> parameters = detachParameters(model, options);
-    onnx::checker::check_model(model);
-    int64_t sourceOpset = defaultDomainOpset(model);
-    if (sourceOpset > kCanonicalOpset)
-      fail("model uses opset " + llvm::Twine(sourceOpset) +
-           "; the ONNX library this tool is built with supports up to " +
-           llvm::Twine(kCanonicalOpset));
-    llvm::StringSet<> trainingBatchNorms = prepareLegacyBatchNorm(model);
-    std::string conversionWarning;
-    model = convertOpset(model, conversionWarning);
-    if (!conversionWarning.empty())
-      emitWarning(fileLoc) << conversionWarning;
-    markTrainingBatchNorm(model, trainingBatchNorms);
-    onnx::ShapeInferenceOptions inference(/*check_type=*/true,
-                                          /*strict_mode=*/1,
-                                          /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                       inference);
+    int64_t opset = defaultDomainOpset(model);
+    if (opset > kNewestKnownOpset)
+      fail("model uses opset " + llvm::Twine(opset) +
+           "; this tool knows operator versions up to opset " +
+           llvm::Twine(kNewestKnownOpset) +
+           ", so an operator may have changed in ways it does not model");
+    // libonnx checks what it knows; the importer's own validation covers
+    // every file.
+    if (model.ir_version() <= onnx::IR_VERSION &&
+        opset <= kCanonicalOpset)
+      onnx::checker::check_model(model);
+    validateGraph(model.graph());
     OwningOpRef<ModuleOp> module =
-        GraphImporter(context, sourceName, parameters).import(model, sourceOpset);
+        GraphImporter(context, sourceName, parameters,
+                      staticBatch ? std::optional<BatchRebinding>(
+                                        {*staticBatch, *options.batchSize})
+                                  : std::nullopt)
+            .import(model);
     if (failed(verify(*module)))
       return nullptr;
     return module;
+  } catch (const ReportedError &) {
+    // The op's shape inference has emitted the error.
   } catch (const onnx::checker::ValidationError &e) {
     emitError(fileLoc) << "invalid ONNX model: " << oneLine(e.what());
   } catch (const onnx::InferenceError &e) {

@@ -25,3 +25,11 @@ void ONNXDialect::initialize() {
 #include "vram/Dialect/ONNX/ONNXTypes.cpp.inc"
       >();
 }
+
+Operation *ONNXDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements)
+    return nullptr;
+  return ONNXConstantOp::create(builder, loc, type, elements);
+}

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "OpHelpers.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -16,25 +17,11 @@
 
 using namespace mlir;
 using namespace vram;
+using namespace vram::detail;
 
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//
-
-static RankedTensorType getRankedType(Value value) {
-  return dyn_cast<RankedTensorType>(value.getType());
-}
-
-/// Normalises a possibly negative ONNX axis in [-rank, rank) into
-/// [0, rank). Ops (Flatten) whose axis may also equal the rank pass
-/// `allowRank`, which makes the range [-rank, rank].
-static FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis,
-                                        int64_t rank, bool allowRank = false) {
-  if (axis < -rank || axis > rank || (axis == rank && !allowRank))
-    return op->emitOpError() << "axis " << axis << " is out of range for rank "
-                             << rank;
-  return axis < 0 ? axis + rank : axis;
-}
 
 /// Checks that a ranked result has the rank its op keeps, before any
 /// per-dimension check indexes into it.
@@ -44,77 +31,6 @@ static LogicalResult verifyResultRank(Operation *op, RankedTensorType result,
     return op->emitOpError() << "result has rank " << result.getRank()
                              << ", expected " << expected;
   return success();
-}
-
-static SmallVector<int64_t> toInts(std::optional<ArrayAttr> attr) {
-  SmallVector<int64_t> values;
-  if (attr)
-    for (Attribute a : *attr)
-      values.push_back(cast<IntegerAttr>(a).getInt());
-  return values;
-}
-
-namespace {
-/// The geometry of a sliding window (convolution or pooling) over the
-/// spatial dimensions, with ONNX defaults filled in.
-struct WindowGeometry {
-  SmallVector<int64_t> kernel, strides, dilations, pads;
-  StringRef autoPad;
-  bool ceilMode = false;
-};
-} // namespace
-
-static LogicalResult verifyWindowAttrs(Operation *op, int64_t spatialRank,
-                                       WindowGeometry &window) {
-  auto checkArity = [&](ArrayRef<int64_t> values, int64_t expected,
-                        StringRef name) -> LogicalResult {
-    if (!values.empty() && static_cast<int64_t>(values.size()) != expected)
-      return op->emitOpError() << name << " has " << values.size()
-                               << " values, expected " << expected;
-    return success();
-  };
-  if (failed(checkArity(window.kernel, spatialRank, "kernel_shape")) ||
-      failed(checkArity(window.strides, spatialRank, "strides")) ||
-      failed(checkArity(window.dilations, spatialRank, "dilations")) ||
-      failed(checkArity(window.pads, 2 * spatialRank, "pads")))
-    return failure();
-  if (!llvm::is_contained({"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"},
-                          window.autoPad))
-    return op->emitOpError() << "auto_pad '" << window.autoPad
-                             << "' is not NOTSET, SAME_UPPER, SAME_LOWER or "
-                                "VALID";
-  if (window.strides.empty())
-    window.strides.assign(spatialRank, 1);
-  if (window.dilations.empty())
-    window.dilations.assign(spatialRank, 1);
-  if (window.pads.empty())
-    window.pads.assign(2 * spatialRank, 0);
-  for (int64_t s : window.strides)
-    if (s < 1)
-      return op->emitOpError() << "strides must be positive";
-  for (int64_t d : window.dilations)
-    if (d < 1)
-      return op->emitOpError() << "dilations must be positive";
-  for (int64_t p : window.pads)
-    if (p < 0)
-      return op->emitOpError() << "pads must be non-negative";
-  return success();
-}
-
-/// Output extent of one spatial dimension, per the ONNX Conv/Pool formulas.
-static int64_t windowOutputSize(const WindowGeometry &window, unsigned i,
-                                int64_t input) {
-  int64_t stride = window.strides[i];
-  if (window.autoPad == "SAME_UPPER" || window.autoPad == "SAME_LOWER")
-    return llvm::divideCeil(input, stride);
-  int64_t effectiveKernel = window.dilations[i] * (window.kernel[i] - 1) + 1;
-  int64_t padded = input - effectiveKernel;
-  if (window.autoPad != "VALID")
-    padded += window.pads[i] + window.pads[i + window.kernel.size()];
-  if (padded < 0)
-    return -1;
-  return (window.ceilMode ? llvm::divideCeil(padded, stride) : padded / stride) +
-         1;
 }
 
 /// Checks the spatial result dims of a window op against its static input.
@@ -516,6 +432,8 @@ Value ONNXFlattenOp::getViewSource() { return getInput(); }
 Value ONNXReshapeOp::getViewSource() { return getData(); }
 Value ONNXUnsqueezeOp::getViewSource() { return getData(); }
 Value ONNXSqueezeOp::getViewSource() { return getData(); }
+
+#include "vram/Dialect/ONNX/ONNXInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "vram/Dialect/ONNX/ONNXOps.cpp.inc"

@@ -17,7 +17,7 @@ import sys
 
 # Refusals that name a feature vram-opt does not model (see docs/import.md).
 OUT_OF_SCOPE = [
-    re.compile(r"holds a graph"),  # If / Loop / Scan subgraphs
+    re.compile(r"control flow \(If, Loop, Scan\) is not supported"),
     re.compile(r"is not a tensor \(sequence, map and optional"),
     # ONNX shape inference on sequence/optional-typed values.
     re.compile(r"expected to have type but instead is null"),

@@ -21,6 +21,8 @@ def ONNX_Dialect : Dialect {
   }];
   let cppNamespace = "::vram";
   let useDefaultTypePrinterParser = 1;
+  // Folded shape computations become onnx.Constant.
+  let hasConstantMaterializer = 1;
 }
 
 class ONNX_Type<string name, string typeMnemonic> :

@@ -13,6 +13,25 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 
+#include "vram/Dialect/ONNX/ONNXInterfaces.h.inc"
+
+namespace vram {
+/// Result type of shape-preserving ops: the type of `operand`.
+mlir::LogicalResult
+inferSameTypeAsOperand(mlir::Value operand,
+                       llvm::SmallVectorImpl<mlir::Type> &resultTypes);
+/// Result type of ops with multidirectional (numpy) broadcasting: the
+/// broadcast shape of `operands`, with `elementType` (the first operand's
+/// when null).
+mlir::LogicalResult
+inferBroadcastResult(mlir::Operation *op, mlir::ValueRange operands,
+                     mlir::Type elementType,
+                     llvm::SmallVectorImpl<mlir::Type> &resultTypes);
+/// The element type ONNX's TensorProto.DataType `dataType` names, or null.
+mlir::Type getElementTypeForONNXDataType(mlir::MLIRContext *context,
+                                         int64_t dataType);
+} // namespace vram
+
 #define GET_OP_CLASSES
 #include "vram/Dialect/ONNX/ONNXOps.h.inc"
 

@@ -9,6 +9,7 @@
 #define VRAM_DIALECT_ONNX_ONNXOPS_TD
 
 include "vram/Dialect/ONNX/ONNXDialect.td"
+include "vram/Dialect/ONNX/ONNXInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -33,6 +34,10 @@ def ONNX_TensorOrNone : AnyTypeOf<[AnyTensor, NoneType], "tensor or none">;
 def ONNX_ViewOf : DeclareOpInterfaceMethods<ViewLikeOpInterface,
                                             ["getViewSource"]>;
 
+// Ops whose result types follow from their operands (all but the structural
+// ones): the importer and `vram-onnx-infer-shapes` ask them.
+def ONNX_InferShapes : DeclareOpInterfaceMethods<ONNX_InferShapesOpInterface>;
+
 // Every op prints like a call: `onnx.Conv(%x, %w, %b) {attrs} : (types) -> types`.
 class ONNX_Op<string mnemonic, list<Trait> traits = []> :
     Op<ONNX_Dialect, mnemonic, traits> {
@@ -47,19 +52,36 @@ class ONNX_Op<string mnemonic, list<Trait> traits = []> :
 // leaves outputs it cannot compute (com.microsoft Gelu).
 class ONNX_UnaryOp<string mnemonic, string what, list<Trait> traits = []> :
     ONNX_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultElementType,
-                                   SameOperandsAndResultShape], traits)> {
+                                   SameOperandsAndResultShape, ONNX_InferShapes],
+                                  traits)> {
   let summary = what;
   let arguments = (ins AnyTensor:$X);
   let results = (outs AnyTensor:$Y);
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferResultTypes(
+        ::llvm::SmallVectorImpl<::mlir::Type> &resultTypes) {
+      return inferSameTypeAsOperand(getX(), resultTypes);
+    }
+  }];
 }
 
 // Binary ops with multidirectional (numpy) broadcasting.
 class ONNX_BroadcastBinaryOp<string mnemonic, string what,
                              list<Trait> traits = []> :
-    ONNX_Op<mnemonic, !listconcat([Pure, ResultsBroadcastableShape], traits)> {
+    ONNX_Op<mnemonic, !listconcat([Pure, ResultsBroadcastableShape,
+                                   ONNX_InferShapes], traits)> {
   let summary = what;
   let arguments = (ins AnyTensor:$A, AnyTensor:$B);
   let results = (outs AnyTensor:$C);
+  // Folds integer shape arithmetic (Shape -> Mul -> Reshape chains).
+  let hasFolder = 1;
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferResultTypes(
+        ::llvm::SmallVectorImpl<::mlir::Type> &resultTypes) {
+      return inferBroadcastResult(getOperation(), getOperands(),
+                                  /*elementType=*/nullptr, resultTypes);
+    }
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -137,7 +159,7 @@ def ONNXGeluOp : ONNX_UnaryOp<"Gelu", "Gaussian error linear unit"> {
                        DefaultValuedStrAttr<StrAttr, "none">:$approximate);
 }
 
-def ONNXClipOp : ONNX_Op<"Clip", [Pure]> {
+def ONNXClipOp : ONNX_Op<"Clip", [ONNX_InferShapes, Pure]> {
   let summary = "clamps to [min, max]; either bound may be absent";
   let arguments = (ins AnyTensor:$input, ONNX_TensorOrNone:$min,
                        ONNX_TensorOrNone:$max);
@@ -153,29 +175,30 @@ def ONNXMulOp : ONNX_BroadcastBinaryOp<"Mul", "elementwise product",
 def ONNXDivOp : ONNX_BroadcastBinaryOp<"Div", "elementwise quotient",
                                        [SameOperandsAndResultElementType]>;
 
-def ONNXPowOp : ONNX_Op<"Pow", [Pure, ResultsBroadcastableShape]> {
+def ONNXPowOp : ONNX_Op<"Pow", [ONNX_InferShapes, Pure, ResultsBroadcastableShape]> {
   let summary = "X raised to the power Y; Y may have another element type";
   let arguments = (ins AnyTensor:$X, AnyTensor:$Y);
   let results = (outs AnyTensor:$Z);
 }
 
-def ONNXWhereOp : ONNX_Op<"Where", [Pure, ResultsBroadcastableShape]> {
+def ONNXWhereOp : ONNX_Op<"Where", [ONNX_InferShapes, Pure, ResultsBroadcastableShape]> {
   let summary = "selects X where condition holds, else Y";
   let arguments = (ins AnyTensor:$condition, AnyTensor:$X, AnyTensor:$Y);
   let results = (outs AnyTensor:$output);
 }
 
-def ONNXCastOp : ONNX_Op<"Cast", [Pure, SameOperandsAndResultShape]> {
+def ONNXCastOp : ONNX_Op<"Cast", [ONNX_InferShapes, Pure, SameOperandsAndResultShape]> {
   let summary = "converts to element type `to` (an ONNX TensorProto.DataType)";
   let arguments = (ins AnyTensor:$input, I64Attr:$to);
   let results = (outs AnyTensor:$output);
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
 // Convolution, normalisation, pooling
 //===----------------------------------------------------------------------===//
 
-def ONNXConvOp : ONNX_Op<"Conv", [Pure]> {
+def ONNXConvOp : ONNX_Op<"Conv", [ONNX_InferShapes, Pure]> {
   let summary = "N-d convolution with groups, strides, pads and dilations";
   let arguments = (ins AnyTensor:$X, AnyTensor:$W, ONNX_TensorOrNone:$B,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -188,7 +211,7 @@ def ONNXConvOp : ONNX_Op<"Conv", [Pure]> {
   let hasVerifier = 1;
 }
 
-def ONNXConvTransposeOp : ONNX_Op<"ConvTranspose", [Pure]> {
+def ONNXConvTransposeOp : ONNX_Op<"ConvTranspose", [ONNX_InferShapes, Pure]> {
   let summary = "N-d transposed convolution";
   let arguments = (ins AnyTensor:$X, AnyTensor:$W, ONNX_TensorOrNone:$B,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -203,7 +226,7 @@ def ONNXConvTransposeOp : ONNX_Op<"ConvTranspose", [Pure]> {
   let hasVerifier = 1;
 }
 
-def ONNXBatchNormalizationOp : ONNX_Op<"BatchNormalization", [Pure]> {
+def ONNXBatchNormalizationOp : ONNX_Op<"BatchNormalization", [ONNX_InferShapes, Pure]> {
   let summary = "batch normalization; in training mode also updated statistics";
   let arguments = (ins AnyTensor:$X, AnyTensor:$scale, AnyTensor:$B,
                        AnyTensor:$input_mean, AnyTensor:$input_var,
@@ -215,7 +238,7 @@ def ONNXBatchNormalizationOp : ONNX_Op<"BatchNormalization", [Pure]> {
   let hasVerifier = 1;
 }
 
-def ONNXLayerNormalizationOp : ONNX_Op<"LayerNormalization", [Pure]> {
+def ONNXLayerNormalizationOp : ONNX_Op<"LayerNormalization", [ONNX_InferShapes, Pure]> {
   let summary = "normalization over the trailing dimensions from `axis`";
   let arguments = (ins AnyTensor:$X, AnyTensor:$Scale, ONNX_TensorOrNone:$B,
                        DefaultValuedAttr<I64Attr, "-1">:$axis,
@@ -226,7 +249,7 @@ def ONNXLayerNormalizationOp : ONNX_Op<"LayerNormalization", [Pure]> {
   let hasVerifier = 1;
 }
 
-def ONNXMaxPoolOp : ONNX_Op<"MaxPool", [Pure]> {
+def ONNXMaxPoolOp : ONNX_Op<"MaxPool", [ONNX_InferShapes, Pure]> {
   let summary = "max pooling; optionally the flat indices of the maxima";
   let arguments = (ins AnyTensor:$X,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -240,7 +263,7 @@ def ONNXMaxPoolOp : ONNX_Op<"MaxPool", [Pure]> {
   let hasVerifier = 1;
 }
 
-def ONNXAveragePoolOp : ONNX_Op<"AveragePool", [Pure]> {
+def ONNXAveragePoolOp : ONNX_Op<"AveragePool", [ONNX_InferShapes, Pure]> {
   let summary = "average pooling";
   let arguments = (ins AnyTensor:$X,
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
@@ -253,13 +276,13 @@ def ONNXAveragePoolOp : ONNX_Op<"AveragePool", [Pure]> {
   let hasVerifier = 1;
 }
 
-def ONNXGlobalAveragePoolOp : ONNX_Op<"GlobalAveragePool", [Pure]> {
+def ONNXGlobalAveragePoolOp : ONNX_Op<"GlobalAveragePool", [ONNX_InferShapes, Pure]> {
   let summary = "mean over all spatial dimensions";
   let arguments = (ins AnyTensor:$X);
   let results = (outs AnyTensor:$Y);
 }
 
-def ONNXDropoutOp : ONNX_Op<"Dropout"> {
+def ONNXDropoutOp : ONNX_Op<"Dropout", [ONNX_InferShapes]> {
   let summary = "random zeroing with probability `ratio` in training mode";
   let description = [{
     Not `Pure`: in training mode it draws random numbers.
@@ -270,7 +293,7 @@ def ONNXDropoutOp : ONNX_Op<"Dropout"> {
   let results = (outs AnyTensor:$output, ONNX_TensorOrNone:$mask);
 }
 
-def ONNXSoftmaxOp : ONNX_Op<"Softmax", [Pure, SameOperandsAndResultElementType,
+def ONNXSoftmaxOp : ONNX_Op<"Softmax", [ONNX_InferShapes, Pure, SameOperandsAndResultElementType,
                                         SameOperandsAndResultShape]> {
   let summary = "softmax along `axis`";
   let arguments = (ins AnyTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
@@ -282,14 +305,14 @@ def ONNXSoftmaxOp : ONNX_Op<"Softmax", [Pure, SameOperandsAndResultElementType,
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def ONNXMatMulOp : ONNX_Op<"MatMul", [Pure]> {
+def ONNXMatMulOp : ONNX_Op<"MatMul", [ONNX_InferShapes, Pure]> {
   let summary = "numpy matmul: batched, with broadcasting of batch dimensions";
   let arguments = (ins AnyTensor:$A, AnyTensor:$B);
   let results = (outs AnyTensor:$Y);
   let hasVerifier = 1;
 }
 
-def ONNXGemmOp : ONNX_Op<"Gemm", [Pure]> {
+def ONNXGemmOp : ONNX_Op<"Gemm", [ONNX_InferShapes, Pure]> {
   let summary = "alpha * A' B' + beta * C on 2-d operands";
   let arguments = (ins AnyTensor:$A, AnyTensor:$B, ONNX_TensorOrNone:$C,
                        DefaultValuedAttr<F32Attr, "1.0">:$alpha,
@@ -304,14 +327,14 @@ def ONNXGemmOp : ONNX_Op<"Gemm", [Pure]> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
-def ONNXReduceMeanOp : ONNX_Op<"ReduceMean", [Pure]> {
+def ONNXReduceMeanOp : ONNX_Op<"ReduceMean", [ONNX_InferShapes, Pure]> {
   let summary = "mean over `axes` (all when absent)";
   let arguments = (ins AnyTensor:$data, OptionalAttr<I64ArrayAttr>:$axes,
                        DefaultValuedAttr<I64Attr, "1">:$keepdims);
   let results = (outs AnyTensor:$reduced);
 }
 
-def ONNXReduceSumOp : ONNX_Op<"ReduceSum", [Pure]> {
+def ONNXReduceSumOp : ONNX_Op<"ReduceSum", [ONNX_InferShapes, Pure]> {
   let summary = "sum over the `axes` input (all when absent)";
   let arguments = (ins AnyTensor:$data, ONNX_TensorOrNone:$axes,
                        DefaultValuedAttr<I64Attr, "1">:$keepdims,
@@ -323,36 +346,38 @@ def ONNXReduceSumOp : ONNX_Op<"ReduceSum", [Pure]> {
 // Shape manipulation and data movement
 //===----------------------------------------------------------------------===//
 
-def ONNXFlattenOp : ONNX_Op<"Flatten", [Pure, ONNX_ViewOf]> {
+def ONNXFlattenOp : ONNX_Op<"Flatten", [ONNX_InferShapes, Pure, ONNX_ViewOf]> {
   let summary = "reshapes to 2-d at `axis`";
   let arguments = (ins AnyTensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
 }
 
-def ONNXReshapeOp : ONNX_Op<"Reshape", [Pure, ONNX_ViewOf]> {
+def ONNXReshapeOp : ONNX_Op<"Reshape", [ONNX_InferShapes, Pure, ONNX_ViewOf]> {
   let summary = "reshapes `data` to the 1-d int64 `shape`";
   let arguments = (ins AnyTensor:$data, AnyTensor:$shape,
                        DefaultValuedAttr<I64Attr, "0">:$allowzero);
   let results = (outs AnyTensor:$reshaped);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
-def ONNXTransposeOp : ONNX_Op<"Transpose", [Pure]> {
+def ONNXTransposeOp : ONNX_Op<"Transpose", [ONNX_InferShapes, Pure]> {
   let summary = "permutes dimensions by `perm` (reverses them when absent)";
   let arguments = (ins AnyTensor:$data, OptionalAttr<I64ArrayAttr>:$perm);
   let results = (outs AnyTensor:$transposed);
   let hasVerifier = 1;
 }
 
-def ONNXConcatOp : ONNX_Op<"Concat", [Pure]> {
+def ONNXConcatOp : ONNX_Op<"Concat", [ONNX_InferShapes, Pure]> {
   let summary = "concatenation along `axis`";
   let arguments = (ins Variadic<AnyTensor>:$inputs, I64Attr:$axis);
   let results = (outs AnyTensor:$concat_result);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
-def ONNXSplitOp : ONNX_Op<"Split", [Pure]> {
+def ONNXSplitOp : ONNX_Op<"Split", [ONNX_InferShapes, Pure]> {
   let summary = "splits along `axis` into the sizes of `split` (equal when absent)";
   let arguments = (ins AnyTensor:$input, ONNX_TensorOrNone:$split,
                        DefaultValuedAttr<I64Attr, "0">:$axis);
@@ -360,49 +385,54 @@ def ONNXSplitOp : ONNX_Op<"Split", [Pure]> {
   let hasVerifier = 1;
 }
 
-def ONNXSliceOp : ONNX_Op<"Slice", [Pure]> {
+def ONNXSliceOp : ONNX_Op<"Slice", [ONNX_InferShapes, Pure]> {
   let summary = "strided slice along `axes` (all axes when absent)";
   let arguments = (ins AnyTensor:$data, AnyTensor:$starts, AnyTensor:$ends,
                        ONNX_TensorOrNone:$axes, ONNX_TensorOrNone:$steps);
   let results = (outs AnyTensor:$output);
+  let hasFolder = 1;
 }
 
-def ONNXGatherOp : ONNX_Op<"Gather", [Pure]> {
+def ONNXGatherOp : ONNX_Op<"Gather", [ONNX_InferShapes, Pure]> {
   let summary = "gathers slices of `data` along `axis` at `indices`";
   let arguments = (ins AnyTensor:$data, AnyTensor:$indices,
                        DefaultValuedAttr<I64Attr, "0">:$axis);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
-def ONNXShapeOp : ONNX_Op<"Shape", [Pure]> {
+def ONNXShapeOp : ONNX_Op<"Shape", [ONNX_InferShapes, Pure]> {
   let summary = "the shape of `data` (dims [start, end)) as a 1-d int64 tensor";
   let arguments = (ins AnyTensor:$data, OptionalAttr<I64Attr>:$end,
                        DefaultValuedAttr<I64Attr, "0">:$start);
   let results = (outs AnyTensor:$shape);
+  let hasFolder = 1;
 }
 
-def ONNXUnsqueezeOp : ONNX_Op<"Unsqueeze", [Pure, ONNX_ViewOf]> {
+def ONNXUnsqueezeOp : ONNX_Op<"Unsqueeze", [ONNX_InferShapes, Pure, ONNX_ViewOf]> {
   let summary = "inserts unit dimensions at the `axes` input";
   let arguments = (ins AnyTensor:$data, AnyTensor:$axes);
   let results = (outs AnyTensor:$expanded);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
-def ONNXSqueezeOp : ONNX_Op<"Squeeze", [Pure, ONNX_ViewOf]> {
+def ONNXSqueezeOp : ONNX_Op<"Squeeze", [ONNX_InferShapes, Pure, ONNX_ViewOf]> {
   let summary = "removes unit dimensions (those in `axes`, or all)";
   let arguments = (ins AnyTensor:$data, ONNX_TensorOrNone:$axes);
   let results = (outs AnyTensor:$squeezed);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
-def ONNXExpandOp : ONNX_Op<"Expand", [Pure]> {
+def ONNXExpandOp : ONNX_Op<"Expand", [ONNX_InferShapes, Pure]> {
   let summary = "broadcasts `input` to `shape`";
   let arguments = (ins AnyTensor:$input, AnyTensor:$shape);
   let results = (outs AnyTensor:$output);
 }
 
-def ONNXPadOp : ONNX_Op<"Pad", [Pure]> {
+def ONNXPadOp : ONNX_Op<"Pad", [ONNX_InferShapes, Pure]> {
   let summary = "pads with a constant, or by reflect / edge";
   let arguments = (ins AnyTensor:$data, AnyTensor:$pads,
                        ONNX_TensorOrNone:$constant_value,
@@ -410,7 +440,7 @@ def ONNXPadOp : ONNX_Op<"Pad", [Pure]> {
   let results = (outs AnyTensor:$output);
 }
 
-def ONNXResizeOp : ONNX_Op<"Resize", [Pure]> {
+def ONNXResizeOp : ONNX_Op<"Resize", [ONNX_InferShapes, Pure]> {
   let summary = "resizes by `scales` or to `sizes` (nearest, linear, cubic)";
   let arguments = (ins AnyTensor:$X, ONNX_TensorOrNone:$roi,
                        ONNX_TensorOrNone:$scales, ONNX_TensorOrNone:$sizes,
@@ -430,9 +460,17 @@ def ONNXResizeOp : ONNX_Op<"Resize", [Pure]> {
 def ONNXGreaterOp : ONNX_BroadcastBinaryOp<"Greater",
                                            "elementwise A > B, as i1"> {
   let results = (outs TensorOf<[I1]>:$C);
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferResultTypes(
+        ::llvm::SmallVectorImpl<::mlir::Type> &resultTypes) {
+      return inferBroadcastResult(getOperation(), getOperands(),
+                                  ::mlir::IntegerType::get(getContext(), 1),
+                                  resultTypes);
+    }
+  }];
 }
 
-def ONNXScatterElementsOp : ONNX_Op<"ScatterElements", [Pure]> {
+def ONNXScatterElementsOp : ONNX_Op<"ScatterElements", [ONNX_InferShapes, Pure]> {
   let summary = "copies `data`, then writes (or with `reduction`, combines) "
                 "`updates` at the positions `indices` give along `axis`";
   let arguments = (ins AnyTensor:$data, AnyTensor:$indices, AnyTensor:$updates,

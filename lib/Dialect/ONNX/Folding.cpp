@@ -1,0 +1,267 @@
+//===- Folding.cpp - constant folding of ONNX shape computations ----------===//
+//
+// Exporters compute shapes in the graph (Shape -> Gather -> Unsqueeze ->
+// Concat -> Reshape, sizes multiplied and divided). Folding those small
+// integer computations to constants gives the ops they feed static result
+// types. Only small integer tensors are folded: this is shape arithmetic,
+// not constant propagation of weights.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpHelpers.h"
+#include "vram/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::detail;
+
+/// Largest tensor a folder produces.
+static constexpr int64_t kMaxFoldedElements = 1024;
+
+static RankedTensorType foldableResultType(Value result) {
+  auto type = dyn_cast<RankedTensorType>(result.getType());
+  if (!type || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxFoldedElements)
+    return {};
+  return type;
+}
+
+/// Integer values of a constant operand's attribute.
+static std::optional<SmallVector<int64_t>> intValues(Attribute attr) {
+  auto dense = dyn_cast_if_present<DenseIntElementsAttr>(attr);
+  if (!dense || dense.getNumElements() > kMaxFoldedElements)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  bool isUnsigned = dense.getElementType().isUnsignedInteger();
+  for (const APInt &v : dense.getValues<APInt>())
+    values.push_back(isUnsigned ? int64_t(v.getZExtValue()) : v.getSExtValue());
+  return values;
+}
+
+/// A dense attribute of integer `type` holding `values`.
+static Attribute intAttr(RankedTensorType type, ArrayRef<int64_t> values) {
+  auto elementType = dyn_cast<IntegerType>(type.getElementType());
+  if (!elementType ||
+      static_cast<int64_t>(values.size()) != type.getNumElements())
+    return {};
+  SmallVector<APInt> bits;
+  for (int64_t v : values)
+    bits.push_back(APInt(elementType.getWidth(), v, /*isSigned=*/true,
+                         /*implicitTrunc=*/true));
+  return DenseElementsAttr::get(type, bits);
+}
+
+/// Row-major strides of `shape`.
+static SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// Index into an operand of `shape` broadcast to `resultShape`.
+static int64_t broadcastIndex(int64_t flat, ArrayRef<int64_t> resultShape,
+                              ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> resultStrides = stridesOf(resultShape);
+  SmallVector<int64_t> strides = stridesOf(shape);
+  int64_t offset = resultShape.size() - shape.size(), index = 0;
+  for (size_t d = 0; d < resultShape.size(); ++d) {
+    int64_t coordinate = (flat / resultStrides[d]) % resultShape[d];
+    if (d >= static_cast<size_t>(offset) && shape[d - offset] != 1)
+      index += coordinate * strides[d - offset];
+  }
+  return index;
+}
+
+/// Folds an integer binary op with broadcasting.
+template <typename Fn>
+static OpFoldResult foldIntBinary(Operation *op, Attribute lhs, Attribute rhs,
+                                  Fn fn) {
+  auto type = foldableResultType(op->getResult(0));
+  std::optional<SmallVector<int64_t>> a = intValues(lhs), b = intValues(rhs);
+  if (!type || !a || !b)
+    return {};
+  auto aShape = cast<ShapedType>(cast<TypedAttr>(lhs).getType()).getShape();
+  auto bShape = cast<ShapedType>(cast<TypedAttr>(rhs).getType()).getShape();
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    std::optional<int64_t> v =
+        fn((*a)[broadcastIndex(i, type.getShape(), aShape)],
+           (*b)[broadcastIndex(i, type.getShape(), bShape)]);
+    if (!v)
+      return {};
+    values.push_back(*v);
+  }
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> bits(values.begin(), values.end());
+    return DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  }
+  return intAttr(type, values);
+}
+
+OpFoldResult ONNXAddOp::fold(FoldAdaptor adaptor) {
+  return foldIntBinary(*this, adaptor.getA(), adaptor.getB(),
+                       [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                         return a + b;
+                       });
+}
+
+OpFoldResult ONNXSubOp::fold(FoldAdaptor adaptor) {
+  return foldIntBinary(*this, adaptor.getA(), adaptor.getB(),
+                       [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                         return a - b;
+                       });
+}
+
+OpFoldResult ONNXMulOp::fold(FoldAdaptor adaptor) {
+  return foldIntBinary(*this, adaptor.getA(), adaptor.getB(),
+                       [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                         return a * b;
+                       });
+}
+
+OpFoldResult ONNXDivOp::fold(FoldAdaptor adaptor) {
+  // Integer Div truncates, as ONNX Runtime does; never fold a division by 0.
+  return foldIntBinary(*this, adaptor.getA(), adaptor.getB(),
+                       [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                         if (b == 0)
+                           return std::nullopt;
+                         return a / b;
+                       });
+}
+
+OpFoldResult ONNXGreaterOp::fold(FoldAdaptor adaptor) {
+  return foldIntBinary(*this, adaptor.getA(), adaptor.getB(),
+                       [](int64_t a, int64_t b) -> std::optional<int64_t> {
+                         return a > b;
+                       });
+}
+
+OpFoldResult ONNXShapeOp::fold(FoldAdaptor) {
+  auto input = getRankedType(getData());
+  auto type = foldableResultType(getShape());
+  if (!input || !input.hasStaticShape() || !type)
+    return {};
+  int64_t rank = input.getRank();
+  auto clampToRank = [&](int64_t index) {
+    return std::clamp(index < 0 ? index + rank : index, int64_t(0), rank);
+  };
+  int64_t start = clampToRank(getStart());
+  int64_t end = getEnd() ? clampToRank(*getEnd()) : rank;
+  SmallVector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d)
+    dims.push_back(input.getDimSize(d));
+  return intAttr(type, dims);
+}
+
+OpFoldResult ONNXGatherOp::fold(FoldAdaptor adaptor) {
+  auto type = foldableResultType(getOutput());
+  auto dataType = getRankedType(getData());
+  std::optional<SmallVector<int64_t>> data = intValues(adaptor.getData());
+  std::optional<SmallVector<int64_t>> indices = intValues(adaptor.getIndices());
+  if (!type || !dataType || !data || !indices)
+    return {};
+  int64_t rank = dataType.getRank();
+  int64_t axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  ArrayRef<int64_t> shape = dataType.getShape();
+  int64_t outer = 1, inner = 1, extent = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= shape[d];
+  SmallVector<int64_t> values;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t index : *indices) {
+      if (index < -extent || index >= extent)
+        return {}; // Out of range: the run-time error is not ours to fold.
+      int64_t i = index < 0 ? index + extent : index;
+      for (int64_t n = 0; n < inner; ++n)
+        values.push_back((*data)[(o * extent + i) * inner + n]);
+    }
+  return intAttr(type, values);
+}
+
+OpFoldResult ONNXConcatOp::fold(FoldAdaptor adaptor) {
+  auto type = foldableResultType(getConcatResult());
+  if (!type || type.getRank() != 1)
+    return {};
+  SmallVector<int64_t> values;
+  for (Attribute input : adaptor.getInputs()) {
+    std::optional<SmallVector<int64_t>> part = intValues(input);
+    if (!part)
+      return {};
+    llvm::append_range(values, *part);
+  }
+  return intAttr(type, values);
+}
+
+/// Unsqueeze, Squeeze and Reshape keep the data, in a new shape.
+static OpFoldResult foldReshapedConstant(Attribute input, Value result) {
+  auto dense = dyn_cast_if_present<DenseElementsAttr>(input);
+  auto type = dyn_cast<RankedTensorType>(result.getType());
+  if (!dense || !type || !type.hasStaticShape() ||
+      type.getNumElements() != dense.getNumElements())
+    return {};
+  return dense.reshape(type);
+}
+
+OpFoldResult ONNXUnsqueezeOp::fold(FoldAdaptor adaptor) {
+  return foldReshapedConstant(adaptor.getData(), getExpanded());
+}
+
+OpFoldResult ONNXSqueezeOp::fold(FoldAdaptor adaptor) {
+  return foldReshapedConstant(adaptor.getData(), getSqueezed());
+}
+
+OpFoldResult ONNXReshapeOp::fold(FoldAdaptor adaptor) {
+  return foldReshapedConstant(adaptor.getData(), getReshaped());
+}
+
+OpFoldResult ONNXSliceOp::fold(FoldAdaptor adaptor) {
+  auto type = foldableResultType(getOutput());
+  auto dataType = getRankedType(getData());
+  std::optional<SmallVector<int64_t>> data = intValues(adaptor.getData());
+  std::optional<SmallVector<int64_t>> starts = intValues(adaptor.getStarts());
+  if (!type || !dataType || dataType.getRank() != 1 || !data || !starts ||
+      starts->size() != 1)
+    return {};
+  std::optional<SmallVector<int64_t>> steps =
+      isa<NoneType>(getSteps().getType()) ? SmallVector<int64_t>{1}
+                                          : intValues(adaptor.getSteps());
+  if (!steps)
+    return {};
+  // The result type already holds the clamped extent; walk it from start.
+  int64_t size = dataType.getDimSize(0), step = (*steps)[0];
+  int64_t start = (*starts)[0] < 0 ? (*starts)[0] + size : (*starts)[0];
+  start = step > 0 ? std::clamp<int64_t>(start, 0, size)
+                   : std::clamp<int64_t>(start, 0, size - 1);
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    values.push_back((*data)[start + i * step]);
+  return intAttr(type, values);
+}
+
+OpFoldResult ONNXCastOp::fold(FoldAdaptor adaptor) {
+  auto type = foldableResultType(getOutput());
+  std::optional<SmallVector<int64_t>> values = intValues(adaptor.getInput());
+  if (!type || !values)
+    return {};
+  if (isa<IntegerType>(type.getElementType()) &&
+      !type.getElementType().isInteger(1))
+    return intAttr(type, *values);
+  if (auto floatType = dyn_cast<FloatType>(type.getElementType())) {
+    SmallVector<APFloat> floats;
+    for (int64_t v : *values) {
+      APFloat f(static_cast<double>(v));
+      bool lost;
+      f.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &lost);
+      floats.push_back(f);
+    }
+    return DenseElementsAttr::get(type, floats);
+  }
+  return {};
+}

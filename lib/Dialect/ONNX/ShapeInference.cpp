@@ -1,0 +1,918 @@
+//===- ShapeInference.cpp - result types of the ONNX ops -------------------===//
+//
+// ONNX's shape inference rules, per op, on MLIR types. Constant operands
+// (Reshape's shape, Unsqueeze's axes, Pad's pads, ...) are read through
+// m_Constant, so shape computations the folders reduced to constants give
+// static shapes; a value known only at run time gives dynamic dimensions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpHelpers.h"
+#include "vram/Dialect/ONNX/ONNXOps.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::detail;
+
+static constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+static Type elementTypeOf(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+static bool isNone(Value value) { return !value || isa<NoneType>(value.getType()); }
+
+/// Pushes `type` for a result the node produces, `none` for one it omits.
+static void pushResult(SmallVectorImpl<Type> &types, Value result, Type type) {
+  types.push_back(isNone(result) ? result.getType() : type);
+}
+
+static RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
+  return RankedTensorType::get(shape, elementType);
+}
+
+/// Product of static dims; dynamic when any is.
+static int64_t product(ArrayRef<int64_t> dims) {
+  int64_t result = 1;
+  for (int64_t d : dims) {
+    if (ShapedType::isDynamic(d))
+      return kDynamic;
+    result *= d;
+  }
+  return result;
+}
+
+/// Normalises a list of axes against `rank`; fails on an out-of-range or
+/// repeated axis.
+static FailureOr<SmallVector<int64_t>>
+normalizeAxes(Operation *op, ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> result;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> normalized = normalizeAxis(op, axis, rank);
+    if (failed(normalized))
+      return failure();
+    if (!seen.insert(*normalized).second)
+      return op->emitOpError() << "axis " << axis << " is repeated";
+    result.push_back(*normalized);
+  }
+  return result;
+}
+
+/// Unranked result of `elementType`: what an op gets when an operand's rank
+/// is not known.
+static LogicalResult unranked(Type elementType, SmallVectorImpl<Type> &types) {
+  types.push_back(UnrankedTensorType::get(elementType));
+  return success();
+}
+
+namespace vram {
+
+LogicalResult inferSameTypeAsOperand(Value operand,
+                                     SmallVectorImpl<Type> &resultTypes) {
+  resultTypes.push_back(operand.getType());
+  return success();
+}
+
+LogicalResult inferBroadcastResult(Operation *op, ValueRange operands,
+                                   Type elementType,
+                                   SmallVectorImpl<Type> &resultTypes) {
+  if (!elementType)
+    elementType = elementTypeOf(operands.front());
+  SmallVector<int64_t> shape;
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    auto type = getRankedType(operand);
+    if (!type)
+      return unranked(elementType, resultTypes);
+    SmallVector<int64_t> next;
+    if (i == 0) {
+      shape.assign(type.getShape().begin(), type.getShape().end());
+      continue;
+    }
+    if (!OpTrait::util::getBroadcastedShape(shape, type.getShape(), next))
+      return op->emitOpError()
+             << "operand shapes cannot be broadcast together: operand " << i
+             << " is " << type;
+    shape = std::move(next);
+  }
+  resultTypes.push_back(tensorOf(shape, elementType));
+  return success();
+}
+
+Type getElementTypeForONNXDataType(MLIRContext *context, int64_t dataType) {
+  auto integer = [&](unsigned width, bool isUnsigned) -> Type {
+    return IntegerType::get(context, width,
+                            isUnsigned ? IntegerType::Unsigned
+                                       : IntegerType::Signless);
+  };
+  switch (dataType) {
+  case 1:
+    return Float32Type::get(context);
+  case 2:
+    return integer(8, true);
+  case 3:
+    return integer(8, false);
+  case 4:
+    return integer(16, true);
+  case 5:
+    return integer(16, false);
+  case 6:
+    return integer(32, false);
+  case 7:
+    return integer(64, false);
+  case 8:
+    return ONNXStringType::get(context);
+  case 9:
+    return IntegerType::get(context, 1);
+  case 10:
+    return Float16Type::get(context);
+  case 11:
+    return Float64Type::get(context);
+  case 12:
+    return integer(32, true);
+  case 13:
+    return integer(64, true);
+  case 16:
+    return BFloat16Type::get(context);
+  default:
+    return {};
+  }
+}
+
+} // namespace vram
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+LogicalResult ONNXClipOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferSameTypeAsOperand(getInput(), types);
+}
+
+LogicalResult ONNXPowOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferBroadcastResult(*this, getOperands(), elementTypeOf(getX()),
+                              types);
+}
+
+LogicalResult ONNXWhereOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferBroadcastResult(*this, getOperands(), elementTypeOf(getX()),
+                              types);
+}
+
+LogicalResult ONNXCastOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  Type elementType = getElementTypeForONNXDataType(getContext(), getTo());
+  if (!elementType)
+    return emitOpError() << "cannot cast to ONNX data type " << getTo();
+  auto type = cast<TensorType>(getInput().getType());
+  types.push_back(type.clone(elementType));
+  return success();
+}
+
+LogicalResult ONNXDropoutOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  types.push_back(getData().getType());
+  auto type = cast<TensorType>(getData().getType());
+  pushResult(types, getMask(), type.clone(IntegerType::get(getContext(), 1)));
+  return success();
+}
+
+LogicalResult ONNXSoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferSameTypeAsOperand(getInput(), types);
+}
+
+LogicalResult
+ONNXScatterElementsOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferSameTypeAsOperand(getData(), types);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, pooling, normalisation
+//===----------------------------------------------------------------------===//
+
+/// [N, channels, spatial...] of a window op over `x`.
+static LogicalResult inferWindowResult(Operation *op, RankedTensorType x,
+                                       int64_t channels, WindowGeometry window,
+                                       SmallVectorImpl<int64_t> &shape) {
+  if (x.getRank() < 3)
+    return op->emitOpError("input X must have rank >= 3 (N x C x D1...)");
+  int64_t spatialRank = x.getRank() - 2;
+  if (static_cast<int64_t>(window.kernel.size()) != spatialRank)
+    return op->emitOpError() << "kernel_shape has " << window.kernel.size()
+                             << " values, expected " << spatialRank;
+  if (failed(verifyWindowAttrs(op, spatialRank, window)))
+    return failure();
+  shape.assign({x.getDimSize(0), channels});
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    int64_t in = x.getDimSize(i + 2);
+    if (ShapedType::isDynamic(in)) {
+      shape.push_back(kDynamic);
+      continue;
+    }
+    int64_t out = windowOutputSize(window, i, in);
+    if (out < 1)
+      return op->emitOpError()
+             << "window of extent " << window.kernel[i]
+             << " does not fit spatial dimension " << i << " of size " << in;
+    shape.push_back(out);
+  }
+  return success();
+}
+
+LogicalResult ONNXConvOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto x = getRankedType(getX()), w = getRankedType(getW());
+  if (!x || !w)
+    return unranked(elementTypeOf(getX()), types);
+  if (w.getRank() != x.getRank())
+    return emitOpError() << "weight W has rank " << w.getRank()
+                         << ", expected " << x.getRank();
+  WindowGeometry window{toInts(getKernelShape()), toInts(getStrides()),
+                        toInts(getDilations()), toInts(getPads()),
+                        getAutoPad()};
+  if (window.kernel.empty())
+    window.kernel.assign(w.getShape().begin() + 2, w.getShape().end());
+  SmallVector<int64_t> shape;
+  if (failed(inferWindowResult(*this, x, w.getDimSize(0), window, shape)))
+    return failure();
+  types.push_back(tensorOf(shape, x.getElementType()));
+  return success();
+}
+
+LogicalResult
+ONNXConvTransposeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto x = getRankedType(getX()), w = getRankedType(getW());
+  if (!x || !w)
+    return unranked(elementTypeOf(getX()), types);
+  if (x.getRank() < 3 || w.getRank() != x.getRank())
+    return emitOpError("X and W must have the same rank >= 3");
+  int64_t spatialRank = x.getRank() - 2;
+  WindowGeometry window{toInts(getKernelShape()), toInts(getStrides()),
+                        toInts(getDilations()), toInts(getPads()),
+                        getAutoPad()};
+  if (window.kernel.empty())
+    window.kernel.assign(w.getShape().begin() + 2, w.getShape().end());
+  if (failed(verifyWindowAttrs(*this, spatialRank, window)))
+    return failure();
+  int64_t channels = ShapedType::isDynamic(w.getDimSize(1))
+                         ? kDynamic
+                         : w.getDimSize(1) * getGroup();
+  SmallVector<int64_t> shape{x.getDimSize(0), channels};
+  SmallVector<int64_t> outputShape = toInts(getOutputShape());
+  SmallVector<int64_t> outputPadding = toInts(getOutputPadding());
+  outputPadding.resize(spatialRank, 0);
+  for (int64_t i = 0; i < spatialRank; ++i) {
+    if (!outputShape.empty()) {
+      // output_shape may list the spatial dims only, or all of them.
+      shape.push_back(outputShape[outputShape.size() - spatialRank + i]);
+      continue;
+    }
+    int64_t in = x.getDimSize(i + 2);
+    if (ShapedType::isDynamic(in)) {
+      shape.push_back(kDynamic);
+      continue;
+    }
+    int64_t stride = window.strides[i];
+    if (getAutoPad() == "SAME_UPPER" || getAutoPad() == "SAME_LOWER") {
+      shape.push_back(in * stride);
+      continue;
+    }
+    int64_t out = stride * (in - 1) + outputPadding[i] +
+                  (window.kernel[i] - 1) * window.dilations[i] + 1;
+    if (getAutoPad() != "VALID")
+      out -= window.pads[i] + window.pads[i + spatialRank];
+    if (out < 1)
+      return emitOpError() << "spatial dimension " << i
+                           << " of the result would be " << out;
+    shape.push_back(out);
+  }
+  types.push_back(tensorOf(shape, x.getElementType()));
+  return success();
+}
+
+LogicalResult ONNXMaxPoolOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto x = getRankedType(getX());
+  if (!x)
+    return unranked(elementTypeOf(getX()), types);
+  WindowGeometry window{toInts(getKernelShape()), toInts(getStrides()),
+                        toInts(getDilations()), toInts(getPads()),
+                        getAutoPad(), getCeilMode() != 0};
+  SmallVector<int64_t> shape;
+  if (failed(inferWindowResult(*this, x, x.getDimSize(1), window, shape)))
+    return failure();
+  types.push_back(tensorOf(shape, x.getElementType()));
+  pushResult(types, getIndices(),
+             tensorOf(shape, IntegerType::get(getContext(), 64)));
+  return success();
+}
+
+LogicalResult
+ONNXAveragePoolOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto x = getRankedType(getX());
+  if (!x)
+    return unranked(elementTypeOf(getX()), types);
+  WindowGeometry window{toInts(getKernelShape()), toInts(getStrides()),
+                        /*dilations=*/{}, toInts(getPads()), getAutoPad(),
+                        getCeilMode() != 0};
+  SmallVector<int64_t> shape;
+  if (failed(inferWindowResult(*this, x, x.getDimSize(1), window, shape)))
+    return failure();
+  types.push_back(tensorOf(shape, x.getElementType()));
+  return success();
+}
+
+LogicalResult
+ONNXGlobalAveragePoolOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto x = getRankedType(getX());
+  if (!x)
+    return unranked(elementTypeOf(getX()), types);
+  if (x.getRank() < 3)
+    return emitOpError("input X must have rank >= 3 (N x C x D1...)");
+  SmallVector<int64_t> shape{x.getDimSize(0), x.getDimSize(1)};
+  shape.resize(x.getRank(), 1);
+  types.push_back(tensorOf(shape, x.getElementType()));
+  return success();
+}
+
+LogicalResult
+ONNXBatchNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  types.push_back(getX().getType());
+  pushResult(types, getRunningMean(), getInputMean().getType());
+  pushResult(types, getRunningVar(), getInputVar().getType());
+  return success();
+}
+
+LogicalResult
+ONNXLayerNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  types.push_back(getX().getType());
+  auto x = getRankedType(getX());
+  Type stashType = getElementTypeForONNXDataType(getContext(), getStashType());
+  if (!stashType)
+    return emitOpError() << "stash_type " << getStashType()
+                         << " is not a float type";
+  if (!x) {
+    pushResult(types, getMean(), UnrankedTensorType::get(stashType));
+    pushResult(types, getInvStdDev(), UnrankedTensorType::get(stashType));
+    return success();
+  }
+  FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), x.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(x.getShape());
+  for (int64_t d = *axis; d < x.getRank(); ++d)
+    shape[d] = 1;
+  pushResult(types, getMean(), tensorOf(shape, stashType));
+  pushResult(types, getInvStdDev(), tensorOf(shape, stashType));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+LogicalResult ONNXMatMulOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto a = getRankedType(getA()), b = getRankedType(getB());
+  if (!a || !b)
+    return unranked(elementTypeOf(getA()), types);
+  if (a.getRank() == 0 || b.getRank() == 0)
+    return emitOpError("operands of MatMul must have rank >= 1");
+  // numpy: a 1-d A is a row, a 1-d B a column; those unit dims go away.
+  SmallVector<int64_t> aShape(a.getShape()), bShape(b.getShape());
+  if (a.getRank() == 1)
+    aShape.insert(aShape.begin(), 1);
+  if (b.getRank() == 1)
+    bShape.push_back(1);
+  int64_t k1 = aShape.back(), k2 = bShape[bShape.size() - 2];
+  if (!ShapedType::isDynamic(k1) && !ShapedType::isDynamic(k2) && k1 != k2)
+    return emitOpError() << "contraction dimensions differ: A has " << k1
+                         << ", B has " << k2;
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(
+          ArrayRef(aShape).drop_back(2), ArrayRef(bShape).drop_back(2), batch))
+    return emitOpError("batch dimensions of A and B cannot be broadcast");
+  if (a.getRank() != 1)
+    batch.push_back(aShape[aShape.size() - 2]);
+  if (b.getRank() != 1)
+    batch.push_back(bShape.back());
+  types.push_back(tensorOf(batch, a.getElementType()));
+  return success();
+}
+
+LogicalResult ONNXGemmOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto a = getRankedType(getA()), b = getRankedType(getB());
+  if (!a || !b)
+    return unranked(elementTypeOf(getA()), types);
+  if (a.getRank() != 2 || b.getRank() != 2)
+    return emitOpError("A and B of Gemm must be 2-d");
+  types.push_back(tensorOf({a.getDimSize(getTransA() ? 1 : 0),
+                            b.getDimSize(getTransB() ? 0 : 1)},
+                           a.getElementType()));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// The reduced shape: `axes` (all when empty and `reduceAllWhenEmpty`)
+/// become 1 with keepdims, or disappear.
+static LogicalResult inferReduction(Operation *op, Value data,
+                                    std::optional<SmallVector<int64_t>> axes,
+                                    bool keepdims, bool reduceAllWhenEmpty,
+                                    SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(data);
+  if (!type)
+    return unranked(elementTypeOf(data), types);
+  if (!axes) {
+    // Axes known only at run time: with keepdims the rank is still known.
+    if (!keepdims)
+      return unranked(type.getElementType(), types);
+    types.push_back(tensorOf(SmallVector<int64_t>(type.getRank(), kDynamic),
+                             type.getElementType()));
+    return success();
+  }
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(op, *axes, type.getRank());
+  if (failed(normalized))
+    return failure();
+  if (normalized->empty() && !reduceAllWhenEmpty) {
+    types.push_back(type);
+    return success();
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    bool reduced = normalized->empty() || llvm::is_contained(*normalized, d);
+    if (!reduced)
+      shape.push_back(type.getDimSize(d));
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  types.push_back(tensorOf(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult
+ONNXReduceMeanOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferReduction(*this, getData(), toInts(getAxes()), getKeepdims(),
+                        /*reduceAllWhenEmpty=*/true, types);
+}
+
+LogicalResult ONNXReduceSumOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  std::optional<SmallVector<int64_t>> axes =
+      isNone(getAxes()) ? SmallVector<int64_t>() : getConstantInts(getAxes());
+  return inferReduction(*this, getData(), axes, getKeepdims(),
+                        /*reduceAllWhenEmpty=*/!getNoopWithEmptyAxes(), types);
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult ONNXFlattenOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getInput());
+  if (!type)
+    return unranked(elementTypeOf(getInput()), types);
+  FailureOr<int64_t> axis =
+      normalizeAxis(*this, getAxis(), type.getRank(), /*allowRank=*/true);
+  if (failed(axis))
+    return failure();
+  types.push_back(tensorOf({product(type.getShape().take_front(*axis)),
+                            product(type.getShape().drop_front(*axis))},
+                           type.getElementType()));
+  return success();
+}
+
+LogicalResult ONNXReshapeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  Type elementType = elementTypeOf(getData());
+  auto shapeType = getRankedType(getShape());
+  if (!shapeType || shapeType.getRank() != 1 ||
+      ShapedType::isDynamic(shapeType.getDimSize(0)))
+    return unranked(elementType, types);
+  std::optional<SmallVector<int64_t>> target = getConstantInts(getShape());
+  if (!target) {
+    types.push_back(tensorOf(
+        SmallVector<int64_t>(shapeType.getDimSize(0), kDynamic), elementType));
+    return success();
+  }
+  auto data = getRankedType(getData());
+  SmallVector<int64_t> shape;
+  int64_t inferred = -1;
+  for (auto [i, dim] : llvm::enumerate(*target)) {
+    if (dim == 0 && !getAllowzero()) {
+      if (!data || static_cast<int64_t>(i) >= data.getRank()) {
+        if (!data) {
+          shape.push_back(kDynamic);
+          continue;
+        }
+        return emitOpError() << "shape entry " << i
+                             << " is 0 (copy), but the input has rank "
+                             << data.getRank();
+      }
+      shape.push_back(data.getDimSize(i));
+      continue;
+    }
+    if (dim == -1) {
+      if (inferred >= 0)
+        return emitOpError("shape has more than one -1");
+      inferred = i;
+      shape.push_back(kDynamic);
+      continue;
+    }
+    if (dim < 0)
+      return emitOpError() << "shape entry " << i << " is " << dim;
+    shape.push_back(dim);
+  }
+  if (inferred >= 0 && data && data.hasStaticShape()) {
+    int64_t known = 1;
+    for (auto [i, dim] : llvm::enumerate(shape))
+      if (static_cast<int64_t>(i) != inferred)
+        known = ShapedType::isDynamic(dim) ? kDynamic : known * dim;
+    if (!ShapedType::isDynamic(known)) {
+      if (known == 0 || data.getNumElements() % known != 0)
+        return emitOpError() << "cannot reshape " << data.getNumElements()
+                             << " elements into a shape with " << known
+                             << " elements per -1 entry";
+      shape[inferred] = data.getNumElements() / known;
+    }
+  }
+  if (data && data.hasStaticShape() && !ShapedType::isDynamic(product(shape)) &&
+      product(shape) != data.getNumElements())
+    return emitOpError() << "cannot reshape " << data.getNumElements()
+                         << " elements into " << product(shape);
+  types.push_back(tensorOf(shape, elementType));
+  return success();
+}
+
+LogicalResult
+ONNXTransposeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getData());
+  if (!type)
+    return unranked(elementTypeOf(getData()), types);
+  SmallVector<int64_t> perm = toInts(getPerm());
+  if (!getPerm())
+    for (int64_t d = type.getRank() - 1; d >= 0; --d)
+      perm.push_back(d);
+  if (static_cast<int64_t>(perm.size()) != type.getRank())
+    return emitOpError() << "perm has " << perm.size() << " entries for rank "
+                         << type.getRank();
+  SmallVector<int64_t> shape;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= type.getRank() || !seen.insert(p).second)
+      return emitOpError("perm is not a permutation of the dimensions");
+    shape.push_back(type.getDimSize(p));
+  }
+  types.push_back(tensorOf(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult ONNXConcatOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  Type elementType = elementTypeOf(getInputs().front());
+  RankedTensorType first;
+  for (Value input : getInputs())
+    if ((first = getRankedType(input)))
+      break;
+  if (!first)
+    return unranked(elementType, types);
+  FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), first.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(first.getShape());
+  shape[*axis] = 0;
+  for (Value input : getInputs()) {
+    auto type = getRankedType(input);
+    if (!type) {
+      shape[*axis] = kDynamic;
+      continue;
+    }
+    if (type.getRank() != first.getRank())
+      return emitOpError() << "inputs must all have rank " << first.getRank();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t size = type.getDimSize(d);
+      if (d == *axis) {
+        shape[d] = ShapedType::isDynamic(size) || ShapedType::isDynamic(shape[d])
+                       ? kDynamic
+                       : shape[d] + size;
+        continue;
+      }
+      if (ShapedType::isDynamic(shape[d]))
+        shape[d] = size;
+      else if (!ShapedType::isDynamic(size) && size != shape[d])
+        return emitOpError() << "inputs differ in dimension " << d;
+    }
+  }
+  types.push_back(tensorOf(shape, elementType));
+  return success();
+}
+
+LogicalResult ONNXSplitOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getInput());
+  int64_t parts = getNumResults();
+  if (!type) {
+    for (int64_t i = 0; i < parts; ++i)
+      types.push_back(UnrankedTensorType::get(elementTypeOf(getInput())));
+    return success();
+  }
+  FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t extent = type.getDimSize(*axis);
+  SmallVector<int64_t> sizes;
+  if (!isNone(getSplit())) {
+    std::optional<SmallVector<int64_t>> split = getConstantInts(getSplit());
+    if (split) {
+      if (static_cast<int64_t>(split->size()) != parts)
+        return emitOpError() << "split has " << split->size()
+                             << " sizes for " << parts << " outputs";
+      sizes = *split;
+    } else {
+      sizes.assign(parts, kDynamic);
+    }
+  } else if (ShapedType::isDynamic(extent)) {
+    sizes.assign(parts, kDynamic);
+  } else {
+    if (extent % parts != 0)
+      return emitOpError() << "cannot split " << extent << " into " << parts
+                           << " equal parts";
+    sizes.assign(parts, extent / parts);
+  }
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (!ShapedType::isDynamic(size) && size < 0)
+      return emitOpError("split sizes must be non-negative");
+    total = ShapedType::isDynamic(size) || ShapedType::isDynamic(total)
+                ? kDynamic
+                : total + size;
+  }
+  if (!ShapedType::isDynamic(total) && !ShapedType::isDynamic(extent) &&
+      total != extent)
+    return emitOpError() << "split sizes add up to " << total << ", not "
+                         << extent;
+  for (int64_t size : sizes) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape[*axis] = size;
+    types.push_back(tensorOf(shape, type.getElementType()));
+  }
+  return success();
+}
+
+/// ONNX Slice: the number of elements a (start, end, step) slice selects
+/// from a dimension of `size`, with the clamping rules of the spec.
+static int64_t sliceExtent(int64_t start, int64_t end, int64_t step,
+                           int64_t size) {
+  auto clampIndex = [&](int64_t index, int64_t low, int64_t high) {
+    if (index < 0)
+      index += size;
+    return std::clamp(index, low, high);
+  };
+  if (step > 0) {
+    start = clampIndex(start, 0, size);
+    end = clampIndex(end, 0, size);
+    return end > start ? llvm::divideCeil(end - start, step) : 0;
+  }
+  start = clampIndex(start, 0, size - 1);
+  end = clampIndex(end, -1, size - 1);
+  return start > end ? llvm::divideCeil(start - end, -step) : 0;
+}
+
+LogicalResult ONNXSliceOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getData());
+  if (!type)
+    return unranked(elementTypeOf(getData()), types);
+  std::optional<SmallVector<int64_t>> starts = getConstantInts(getStarts());
+  std::optional<SmallVector<int64_t>> ends = getConstantInts(getEnds());
+  std::optional<SmallVector<int64_t>> axes;
+  if (isNone(getAxes())) {
+    axes.emplace();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      axes->push_back(d);
+  } else {
+    axes = getConstantInts(getAxes());
+  }
+  std::optional<SmallVector<int64_t>> steps =
+      isNone(getSteps()) ? std::nullopt : getConstantInts(getSteps());
+  SmallVector<int64_t> shape(type.getShape());
+  if (!axes) {
+    // Which dims are sliced is known only at run time.
+    types.push_back(tensorOf(SmallVector<int64_t>(type.getRank(), kDynamic),
+                             type.getElementType()));
+    return success();
+  }
+  if (starts && ends) {
+    if (isNone(getAxes()))
+      axes->resize(starts->size());
+    if (starts->size() != axes->size() || ends->size() != axes->size() ||
+        (steps && steps->size() != axes->size()))
+      return emitOpError("starts, ends, axes and steps differ in length");
+  }
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(*this, *axes, type.getRank());
+  if (failed(normalized))
+    return failure();
+  bool stepsKnown = isNone(getSteps()) || steps;
+  for (auto [i, axis] : llvm::enumerate(*normalized)) {
+    int64_t size = type.getDimSize(axis);
+    if (!starts || !ends || !stepsKnown || ShapedType::isDynamic(size)) {
+      shape[axis] = kDynamic;
+      continue;
+    }
+    int64_t step = steps ? (*steps)[i] : 1;
+    if (step == 0)
+      return emitOpError("steps must be non-zero");
+    shape[axis] = sliceExtent((*starts)[i], (*ends)[i], step, size);
+  }
+  types.push_back(tensorOf(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult ONNXGatherOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto data = getRankedType(getData()), indices = getRankedType(getIndices());
+  if (!data || !indices)
+    return unranked(elementTypeOf(getData()), types);
+  if (data.getRank() == 0)
+    return emitOpError("data must have rank >= 1");
+  FailureOr<int64_t> axis = normalizeAxis(*this, getAxis(), data.getRank());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> shape(data.getShape().take_front(*axis));
+  llvm::append_range(shape, indices.getShape());
+  llvm::append_range(shape, data.getShape().drop_front(*axis + 1));
+  types.push_back(tensorOf(shape, data.getElementType()));
+  return success();
+}
+
+LogicalResult ONNXShapeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  Type i64 = IntegerType::get(getContext(), 64);
+  auto type = getRankedType(getData());
+  if (!type) {
+    types.push_back(tensorOf({kDynamic}, i64));
+    return success();
+  }
+  int64_t rank = type.getRank();
+  auto clampToRank = [&](int64_t index) {
+    return std::clamp(index < 0 ? index + rank : index, int64_t(0), rank);
+  };
+  int64_t start = clampToRank(getStart());
+  int64_t end = getEnd() ? clampToRank(*getEnd()) : rank;
+  types.push_back(tensorOf({std::max<int64_t>(end - start, 0)}, i64));
+  return success();
+}
+
+LogicalResult
+ONNXUnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getData());
+  std::optional<SmallVector<int64_t>> axes = getConstantInts(getAxes());
+  if (!type || !axes)
+    return unranked(elementTypeOf(getData()), types);
+  int64_t rank = type.getRank() + axes->size();
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(*this, *axes, rank);
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> shape;
+  auto next = type.getShape().begin();
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(llvm::is_contained(*normalized, d) ? 1 : *next++);
+  types.push_back(tensorOf(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult ONNXSqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getData());
+  if (!type)
+    return unranked(elementTypeOf(getData()), types);
+  std::optional<SmallVector<int64_t>> axes;
+  if (!isNone(getAxes())) {
+    axes = getConstantInts(getAxes());
+    if (!axes)
+      return unranked(type.getElementType(), types);
+  }
+  SmallVector<int64_t> shape;
+  if (!axes) {
+    // Without axes, every unit dim goes; a dynamic one may or may not be 1.
+    for (int64_t size : type.getShape()) {
+      if (ShapedType::isDynamic(size))
+        return unranked(type.getElementType(), types);
+      if (size != 1)
+        shape.push_back(size);
+    }
+    types.push_back(tensorOf(shape, type.getElementType()));
+    return success();
+  }
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(*this, *axes, type.getRank());
+  if (failed(normalized))
+    return failure();
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t size = type.getDimSize(d);
+    if (!llvm::is_contained(*normalized, d)) {
+      shape.push_back(size);
+      continue;
+    }
+    if (!ShapedType::isDynamic(size) && size != 1)
+      return emitOpError() << "cannot squeeze dimension " << d << " of size "
+                           << size;
+  }
+  types.push_back(tensorOf(shape, type.getElementType()));
+  return success();
+}
+
+LogicalResult ONNXExpandOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getInput());
+  Type elementType = elementTypeOf(getInput());
+  std::optional<SmallVector<int64_t>> target = getConstantInts(getShape());
+  if (!type)
+    return unranked(elementType, types);
+  if (!target) {
+    auto shapeType = getRankedType(getShape());
+    if (!shapeType || ShapedType::isDynamic(shapeType.getDimSize(0)))
+      return unranked(elementType, types);
+    int64_t rank = std::max(type.getRank(), shapeType.getDimSize(0));
+    types.push_back(tensorOf(SmallVector<int64_t>(rank, kDynamic), elementType));
+    return success();
+  }
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(type.getShape(), *target, shape))
+    return emitOpError() << "cannot expand " << type << " to the shape ["
+                         << llvm::make_range(target->begin(), target->end())
+                         << "]";
+  types.push_back(tensorOf(shape, elementType));
+  return success();
+}
+
+LogicalResult ONNXPadOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getData());
+  if (!type)
+    return unranked(elementTypeOf(getData()), types);
+  std::optional<SmallVector<int64_t>> pads = getConstantInts(getPads());
+  if (!pads) {
+    types.push_back(tensorOf(SmallVector<int64_t>(type.getRank(), kDynamic),
+                             type.getElementType()));
+    return success();
+  }
+  int64_t rank = type.getRank();
+  if (static_cast<int64_t>(pads->size()) != 2 * rank)
+    return emitOpError() << "pads has " << pads->size() << " values for rank "
+                         << rank;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = type.getDimSize(d);
+    if (ShapedType::isDynamic(size)) {
+      shape.push_back(kDynamic);
+      continue;
+    }
+    int64_t padded = size + (*pads)[d] + (*pads)[d + rank];
+    if (padded < 0)
+      return emitOpError() << "pads remove more than dimension " << d
+                           << " holds";
+    shape.push_back(padded);
+  }
+  types.push_back(tensorOf(shape, type.getElementType()));
+  return success();
+}
+
+/// The float values of a constant operand (Resize scales).
+static std::optional<SmallVector<double>> getConstantFloats(Value value) {
+  DenseFPElementsAttr attr;
+  if (isNone(value) || !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<double> values;
+  for (const APFloat &v : attr.getValues<APFloat>())
+    values.push_back(v.convertToDouble());
+  return values;
+}
+
+LogicalResult ONNXResizeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = getRankedType(getX());
+  if (!type)
+    return unranked(elementTypeOf(getX()), types);
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape(rank, kDynamic);
+  std::optional<SmallVector<int64_t>> sizes =
+      isNone(getSizes()) ? std::nullopt : getConstantInts(getSizes());
+  std::optional<SmallVector<double>> scales = getConstantFloats(getScales());
+  if (sizes && !sizes->empty()) {
+    if (static_cast<int64_t>(sizes->size()) != rank)
+      return emitOpError() << "sizes has " << sizes->size()
+                           << " values for rank " << rank;
+    shape.assign(sizes->begin(), sizes->end());
+  } else if (scales && !scales->empty()) {
+    if (static_cast<int64_t>(scales->size()) != rank)
+      return emitOpError() << "scales has " << scales->size()
+                           << " values for rank " << rank;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!ShapedType::isDynamic(type.getDimSize(d)))
+        shape[d] = static_cast<int64_t>(
+            std::floor(type.getDimSize(d) * (*scales)[d]));
+  }
+  types.push_back(tensorOf(shape, type.getElementType()));
+  return success();
+}

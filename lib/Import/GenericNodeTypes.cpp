@@ -1,0 +1,130 @@
+//===- GenericNodeTypes.cpp - result types of unmodelled ONNX operators ---===//
+
+#include "GenericNodeTypes.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace vram {
+
+/// Operators whose only output has the type of their first input.
+static bool keepsFirstInputType(StringRef op) {
+  static const llvm::StringSet<> ops = {
+      "Abs",        "Acos",       "Asin",         "Atan",
+      "Ceil",       "Celu",       "Cos",          "Cosh",
+      "CumSum",     "Elu",        "Floor",        "GroupNormalization",
+      "Hardmax",    "InstanceNormalization",      "LogSoftmax",
+      "LpNormalization",          "Mish",         "Reciprocal",
+      "Round",      "Selu",       "Shrink",       "Sign",
+      "Sin",        "Sinh",       "Softplus",     "Softsign",
+      "Tan",        "ThresholdedRelu",            "Trilu",
+      "Not",        "BitwiseNot", "MeanVarianceNormalization",
+      "RMSNormalization"};
+  return ops.contains(op);
+}
+
+/// Broadcasting operators whose output is boolean.
+static bool isComparison(StringRef op) {
+  return llvm::is_contained({"Equal", "Less", "LessOrEqual", "GreaterOrEqual",
+                             "And", "Or", "Xor"},
+                            op);
+}
+
+/// Broadcasting operators whose output has their first input's element type.
+static bool isVariadicBroadcast(StringRef op) {
+  return llvm::is_contained({"Min", "Max", "Sum", "Mean", "Mod", "PRelu",
+                             "BitwiseAnd", "BitwiseOr", "BitwiseXor"},
+                            op);
+}
+
+static std::optional<Type> broadcastOperands(ValueRange operands,
+                                             Type elementType) {
+  SmallVector<int64_t> shape;
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type)
+      return std::nullopt;
+    SmallVector<int64_t> next;
+    if (i == 0)
+      next.assign(type.getShape().begin(), type.getShape().end());
+    else if (!OpTrait::util::getBroadcastedShape(shape, type.getShape(), next))
+      return std::nullopt;
+    shape = std::move(next);
+  }
+  return RankedTensorType::get(shape, elementType);
+}
+
+static Attribute findAttribute(ArrayRef<NamedAttribute> attributes,
+                               StringRef name) {
+  for (NamedAttribute attr : attributes)
+    if (attr.getName() == name)
+      return attr.getValue();
+  return {};
+}
+
+template <typename T> static std::optional<T> constantScalar(Value value) {
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || attr.getNumElements() != 1)
+    return std::nullopt;
+  if (auto ints = dyn_cast<DenseIntElementsAttr>(attr))
+    return T((*ints.getValues<APInt>().begin()).getSExtValue());
+  if (auto floats = dyn_cast<DenseFPElementsAttr>(attr))
+    return T((*floats.getValues<APFloat>().begin()).convertToDouble());
+  return std::nullopt;
+}
+
+std::optional<SmallVector<Type>>
+inferGenericNodeTypes(StringRef op, bool isDefaultDomain, ValueRange operands,
+                      ArrayRef<NamedAttribute> attributes, size_t numOutputs) {
+  if (!isDefaultDomain || operands.empty() || numOutputs != 1)
+    return std::nullopt;
+  MLIRContext *context = operands.front().getContext();
+  Type first = operands.front().getType();
+  auto firstElement = [&] { return cast<ShapedType>(first).getElementType(); };
+  std::optional<Type> result;
+  if (keepsFirstInputType(op))
+    result = first;
+  else if (isComparison(op))
+    result = broadcastOperands(operands, IntegerType::get(context, 1));
+  else if (isVariadicBroadcast(op))
+    result = broadcastOperands(operands, firstElement());
+  else if (op == "IsNaN" || op == "IsInf")
+    result = cast<ShapedType>(first).clone(IntegerType::get(context, 1));
+  if (op == "ConstantOfShape") {
+    DenseIntElementsAttr shapeAttr;
+    if (!matchPattern(operands[0], m_Constant(&shapeAttr)))
+      return std::nullopt;
+    SmallVector<int64_t> shape;
+    for (const APInt &dim : shapeAttr.getValues<APInt>())
+      shape.push_back(dim.getSExtValue());
+    Type elementType = Float32Type::get(context);
+    if (auto value =
+            dyn_cast_if_present<ElementsAttr>(findAttribute(attributes, "value")))
+      elementType = value.getElementType();
+    result = RankedTensorType::get(shape, elementType);
+  }
+  if (op == "Range" && operands.size() == 3) {
+    // ONNX: max(ceil((limit - start) / delta), 0) elements.
+    std::optional<double> start = constantScalar<double>(operands[0]);
+    std::optional<double> limit = constantScalar<double>(operands[1]);
+    std::optional<double> delta = constantScalar<double>(operands[2]);
+    int64_t count = ShapedType::kDynamic;
+    if (start && limit && delta && *delta != 0)
+      count = std::max<int64_t>(
+          int64_t(std::ceil((*limit - *start) / *delta)), 0);
+    result = RankedTensorType::get({count}, firstElement());
+  }
+  if (!result)
+    return std::nullopt;
+  return SmallVector<Type>{*result};
+}
+
+} // namespace vram

@@ -1,0 +1,34 @@
+//===- OperatorVersions.h - ONNX operator versions the importer models -*- C++ -*-===//
+//
+// An ONNX node's meaning depends on its operator's version: the newest
+// since-version of the operator not above the model's opset. The importer
+// maps every version it models onto the dialect's one form per operator.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_LIB_IMPORT_OPERATORVERSIONS_H
+#define VRAM_LIB_IMPORT_OPERATORVERSIONS_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace vram {
+
+/// The oldest default-domain opset the importer models.
+constexpr int64_t kOldestModelledOpset = 7;
+/// The newest opset whose operator versions the table below knows (ONNX
+/// 1.23). Newer models are refused: an operator may have changed.
+constexpr int64_t kNewestKnownOpset = 28;
+
+/// The version (since-version) of default-domain operator `opType` in a
+/// model of `opset`, for the operators the dialect models: 0 when the
+/// operator does not exist yet at `opset`; nullopt for any other operator
+/// (it imports as onnx.Node).
+std::optional<int64_t> getModelledOperatorVersion(llvm::StringRef opType,
+                                                  int64_t opset);
+
+} // namespace vram
+
+#endif // VRAM_LIB_IMPORT_OPERATORVERSIONS_H
