@@ -1,6 +1,7 @@
 //===- GenericNodeTypes.cpp - result types of unmodelled ONNX operators ---===//
 
 #include "GenericNodeTypes.h"
+#include "vram/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -98,6 +99,17 @@ inferGenericNodeTypes(StringRef op, bool isDefaultDomain, ValueRange operands,
     result = broadcastOperands(operands, firstElement());
   else if (op == "IsNaN" || op == "IsInf")
     result = cast<ShapedType>(first).clone(IntegerType::get(context, 1));
+  if (op == "RandomUniformLike" || op == "RandomNormalLike" ||
+      op == "Bernoulli") {
+    // The input's shape; `dtype` (a TensorProto.DataType) or the input's type.
+    Type elementType = firstElement();
+    if (auto dtype =
+            dyn_cast_if_present<IntegerAttr>(findAttribute(attributes, "dtype")))
+      elementType = getElementTypeForONNXDataType(context, dtype.getInt());
+    if (!elementType)
+      return std::nullopt;
+    result = cast<ShapedType>(first).clone(elementType);
+  }
   if (op == "ConstantOfShape") {
     DenseIntElementsAttr shapeAttr;
     if (!matchPattern(operands[0], m_Constant(&shapeAttr)))

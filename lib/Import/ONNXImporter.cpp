@@ -15,6 +15,7 @@
 #include "GenericNodeTypes.h"
 #include "OperatorVersions.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "vram/Dialect/ONNX/Patterns.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -22,6 +23,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
@@ -435,6 +437,8 @@ private:
   Value createInferred(Location loc, ValueRange operands,
                        std::optional<NamedAttribute> attribute);
   void inferTypes(Operation *op);
+  void refineWithDeclaredType(Value result, llvm::StringRef name,
+                              const NodeContext &node);
   SmallVector<Type> inferGenericTypes(const NodeContext &node,
                                       const onnx::NodeProto &proto);
   std::optional<SmallVector<Type>>
@@ -1221,6 +1225,43 @@ Value GraphImporter::createInferred(Location loc, ValueRange operands,
   return op->getResult(0);
 }
 
+/// Where the ops' inference leaves a dimension open (it depends on a value
+/// known at run time, e.g. a Reshape target that is a graph input), the type
+/// the file declares for the value fills it in, as ONNX's inference merges
+/// with value_info. A declared static size that contradicts an inferred one
+/// is an error, except under --batch re-binding, where the declarations
+/// still name the exported batch.
+void GraphImporter::refineWithDeclaredType(Value result, llvm::StringRef name,
+                                           const NodeContext &node) {
+  auto declaredIt = declaredTypes.find(name);
+  if (declaredIt == declaredTypes.end() ||
+      !declaredIt->second->has_tensor_type() ||
+      !declaredIt->second->tensor_type().has_shape())
+    return;
+  auto inferred = cast<TensorType>(result.getType());
+  const auto &dims = declaredIt->second->tensor_type().shape().dim();
+  auto ranked = dyn_cast<RankedTensorType>(inferred);
+  if (ranked && ranked.getRank() != dims.size())
+    fail("node '" + node.name + "': output '" + name + "' is declared with " +
+         llvm::Twine(dims.size()) + " dimensions but infers to " +
+         llvm::Twine(ranked.getRank()));
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(dims)) {
+    int64_t ours = ranked ? ranked.getDimSize(i) : ShapedType::kDynamic;
+    if (!dim.has_dim_value() || dim.dim_value() < 0) {
+      shape.push_back(ours);
+      continue;
+    }
+    if (!ShapedType::isDynamic(ours) && ours != dim.dim_value() && !rebinding)
+      fail("node '" + node.name + "': output '" + name +
+           "' is declared with dimension " + llvm::Twine(i) + " = " +
+           llvm::Twine(dim.dim_value()) + " but infers to " +
+           llvm::Twine(ours));
+    shape.push_back(ShapedType::isDynamic(ours) ? dim.dim_value() : ours);
+  }
+  result.setType(RankedTensorType::get(shape, inferred.getElementType()));
+}
+
 void GraphImporter::inferTypes(Operation *op) {
   auto inference = cast<ONNXInferShapesOpInterface>(op);
   SmallVector<Type> types;
@@ -1390,8 +1431,8 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
             node.opType, kCanonicalOpset, isMicrosoftGelu ? "com.microsoft" : "")) {
       unsigned numOperands =
           formalCount(canonical->inputs(), node.operands.size());
-      node.operands.resize(std::max<size_t>(numOperands, node.operands.size()),
-                           noValue());
+      while (node.operands.size() < numOperands)
+        node.operands.push_back(noValue());
       unsigned numResults =
           formalCount(canonical->outputs(), node.outputs.size());
       node.outputs.resize(numResults);
@@ -1427,8 +1468,12 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
   state.addTypes(resultTypes);
   state.addAttributes(attributes);
   Operation *op = builder.create(state);
-  if (dedicated)
+  if (dedicated) {
     inferTypes(op);
+    for (auto [name, result] : llvm::zip(node.outputs, op->getResults()))
+      if (!name.empty())
+        refineWithDeclaredType(result, name, node);
+  }
   SmallVector<Value> results(op->getResults());
 
   // Shape computations fold to constants, so that the ops they feed
@@ -1580,15 +1625,27 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
         opset <= kCanonicalOpset)
       onnx::checker::check_model(model);
     validateGraph(model.graph());
-    OwningOpRef<ModuleOp> module =
+    OwningOpRef<ModuleOp> importedModule =
         GraphImporter(context, sourceName, parameters,
                       staticBatch ? std::optional<BatchRebinding>(
                                         {*staticBatch, *options.batchSize})
                                   : std::nullopt)
             .import(model);
-    if (failed(verify(*module)))
+    if (failed(verify(*importedModule)))
       return nullptr;
-    return module;
+    if (options.fuseDecomposedOps) {
+      RewritePatternSet patterns(context);
+      populateDecomposedOpFusionPatterns(patterns);
+      // Only the fusions: the IR keeps one op per remaining node, in order.
+      GreedyRewriteConfig config;
+      config.enableFolding(false)
+          .enableConstantCSE(false)
+          .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+      if (failed(applyPatternsGreedily(*importedModule, std::move(patterns),
+                                       config)))
+        return nullptr;
+    }
+    return importedModule;
   } catch (const ReportedError &) {
     // The op's shape inference has emitted the error.
   } catch (const onnx::checker::ValidationError &e) {

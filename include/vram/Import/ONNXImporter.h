@@ -12,8 +12,8 @@
 
 namespace vram {
 
-/// The opset every model is converted to before import: the ops of the onnx
-/// dialect have the signatures ONNX gives them at this version.
+/// The opset whose operator signatures the onnx dialect's ops have; the
+/// importer maps every other version of an operator onto them.
 constexpr int64_t kCanonicalOpset = 17;
 
 struct ONNXImportOptions {
@@ -25,12 +25,16 @@ struct ONNXImportOptions {
   /// (shape operands of Reshape, Slice, ...); everything else is a parameter
   /// whose data is never read.
   int64_t maxConstantElements = 1024;
+  /// Rebuilds Gelu and LayerNormalization from the elementwise chains older
+  /// exporters write for them (populateDecomposedOpFusionPatterns).
+  bool fuseDecomposedOps = true;
 };
 
 /// Imports the ONNX model in `path` (binary `.onnx` or text `.onnxtext`) into
-/// a module holding `func.func @main`. libonnx parses, checks, converts to
-/// kCanonicalOpset and infers shapes; every op is located at its ONNX node
-/// name. Weights are never read: initializers become arguments marked
+/// a module holding `func.func @main`. libonnx parses (and checks files up
+/// to IR 8 / opset 17); the importer maps each operator version onto the
+/// dialect and the ops infer their shapes; every op is located at its ONNX
+/// node name. Weights are never read: initializers become arguments marked
 /// `vram.param`. On failure, reports an error on `context` and returns null.
 mlir::OwningOpRef<mlir::ModuleOp>
 importONNXFile(llvm::StringRef path, mlir::MLIRContext *context,
