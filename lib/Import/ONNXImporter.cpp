@@ -353,33 +353,47 @@ void validateGraph(const onnx::GraphProto &graph) {
 }
 
 /// Fields that libonnx 1.12's schema does not know (later IR versions) are
-/// skipped by the parser; say once where, since some change meaning (a
-/// node's `overload` selects a local function).
+/// skipped by the parser. Metadata (`metadata_props` of nodes, graphs and
+/// values, IR 10) changes nothing; anything else might (a node's `overload`
+/// selects a local function), so the first such place gets a warning.
 void warnAboutUnknownFields(const onnx::ModelProto &model, Location loc) {
-  auto unknownFields = [](const google::protobuf::Message &message) {
-    return message.GetReflection()->GetUnknownFields(message).field_count();
+  // Field numbers of IR-10 `metadata_props`: NodeProto 9, GraphProto 16,
+  // ValueInfoProto 4.
+  auto firstUnknownField = [](const google::protobuf::Message &message,
+                              int ignoredField) -> std::optional<int> {
+    const auto &fields = message.GetReflection()->GetUnknownFields(message);
+    for (int i = 0; i < fields.field_count(); ++i)
+      if (fields.field(i).number() != ignoredField)
+        return fields.field(i).number();
+    return std::nullopt;
   };
   std::string where;
-  if (unknownFields(model))
+  std::optional<int> field = firstUnknownField(model, -1);
+  if (field)
     where = "the model";
-  else if (unknownFields(model.graph()))
+  else if ((field = firstUnknownField(model.graph(), 16)))
     where = "the graph";
+  for (const auto &values : {model.graph().input(), model.graph().output(),
+                             model.graph().value_info()})
+    for (const auto &value : values)
+      if (where.empty() && (field = firstUnknownField(value, 4)))
+        where = "value '" + value.name() + "'";
   for (auto [index, node] : llvm::enumerate(model.graph().node())) {
     if (!where.empty())
       break;
-    if (unknownFields(node)) {
+    if ((field = firstUnknownField(node, 9))) {
       where = "node '" + getNodeName(node, index) + "'";
       continue;
     }
     for (const auto &attr : node.attribute())
-      if (unknownFields(attr))
+      if (where.empty() && (field = firstUnknownField(attr, -1)))
         where = "attribute '" + attr.name() + "' of node '" +
                 getNodeName(node, index) + "'";
   }
   if (!where.empty())
     emitWarning(loc) << where << " (IR version " << model.ir_version()
-                     << ") has fields that ONNX IR 8 does not define; they "
-                        "were skipped";
+                     << ") has field " << *field
+                     << ", which ONNX IR 8 does not define; it was skipped";
 }
 
 //===----------------------------------------------------------------------===//
