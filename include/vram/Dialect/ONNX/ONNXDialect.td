@@ -10,14 +10,16 @@ def ONNX_Dialect : Dialect {
   let name = "onnx";
   let summary = "ONNX operators with their ONNX semantics, one op per ONNX node";
   let description = [{
-    The frontend dialect of vram-opt. Every op mirrors one ONNX operator at the
-    canonical opset the importer converts to (opset 17): op names, operand
-    order and attribute names are those of the ONNX specification, so a reader
-    who knows ONNX can read the IR. An optional ONNX input that a node leaves
-    out is a `none` value (from `onnx.NoValue`), so every operand keeps its
-    ONNX position. ONNX operators outside the supported set import as
-    `onnx.Node`, which keeps the op type, attributes and the types ONNX shape
-    inference gave its results, so the memory analysis still sees them.
+    The frontend dialect of vram-opt. Every op mirrors one ONNX operator with
+    the signature ONNX gives it at opset 17: op names, operand order and
+    attribute names are those of the ONNX specification, so a reader who
+    knows ONNX can read the IR; the importer maps every other version of an
+    operator (opsets 1-28) onto that form. An optional ONNX input that a node
+    leaves out is a `none` value (from `onnx.NoValue`), so every operand keeps
+    its ONNX position. The ops infer their own result types
+    (ONNXInferShapesOpInterface) and fold shape computations. ONNX operators
+    outside the supported set import as `onnx.Node`, which keeps the op type,
+    attributes and result types, so the memory analysis still sees them.
   }];
   let cppNamespace = "::vram";
   let useDefaultTypePrinterParser = 1;

@@ -1,7 +1,8 @@
 //===- ONNXOps.td - ONNX operators as MLIR ops -------------*- tablegen -*-===//
 //
 // Operand, result and attribute names follow the ONNX operator specification
-// at opset 17; optional inputs and outputs are `none` when absent.
+// at opset 17 (the importer maps other versions onto it); optional inputs and
+// outputs are `none` when absent.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,9 +103,10 @@ def ONNXNodeOp : ONNX_Op<"Node"> {
   let summary = "an ONNX node whose operator has no dedicated op";
   let description = [{
     Keeps the node lossless: `op_type` and `domain` name the operator, every
-    ONNX attribute stays an attribute, and results carry the types that ONNX
-    shape inference computed. Analyses see sizes and liveness; lowering
-    refuses it with an error that names the operator.
+    ONNX attribute stays an attribute, and results carry the types the
+    importer found for them (shape rules for common operators, the file's
+    value_info, or libonnx's inference up to opset 17). Analyses see sizes
+    and liveness; lowering refuses it with an error that names the operator.
   }];
   let arguments = (ins StrAttr:$op_type, DefaultValuedStrAttr<StrAttr, "">:$domain,
                        Variadic<ONNX_TensorOrNone>:$inputs);
