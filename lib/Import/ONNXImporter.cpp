@@ -1398,6 +1398,57 @@ GraphImporter::inferWithLibONNX(const NodeContext &node,
   return types;
 }
 
+/// The ONNX type an attribute of a modelled operator must have: the opset-17
+/// schema's, and for the attributes of other versions that the mapping
+/// reads, their specification's (an attribute never changes type across
+/// versions). nullopt for an attribute no version the importer maps has.
+std::optional<onnx::AttributeProto::AttributeType>
+getExpectedAttributeType(const onnx::OpSchema *canonical,
+                         llvm::StringRef name) {
+  using AP = onnx::AttributeProto;
+  if (canonical) {
+    auto it = canonical->attributes().find(name.str());
+    if (it != canonical->attributes().end())
+      return it->second.type;
+  }
+  static const std::pair<llvm::StringRef, AP::AttributeType> otherVersions[] = {
+      {"broadcast", AP::INT},        {"is_test", AP::INT},
+      {"consumed_inputs", AP::INTS}, {"spatial", AP::INT},
+      {"min", AP::FLOAT},            {"max", AP::FLOAT},
+      {"ratio", AP::FLOAT},          {"saturate", AP::INT},
+      {"split", AP::INTS},           {"axes", AP::INTS},
+      {"num_outputs", AP::INT},      {"starts", AP::INTS},
+      {"ends", AP::INTS},            {"noop_with_empty_axes", AP::INT},
+      {"pads", AP::INTS},            {"value", AP::FLOAT},
+      {"mode", AP::STRING},          {"antialias", AP::INT},
+      {"keep_aspect_ratio_policy", AP::STRING},
+      {"dilations", AP::INTS},       {"approximate", AP::STRING}};
+  for (auto [attrName, type] : otherVersions)
+    if (attrName == name)
+      return type;
+  return std::nullopt;
+}
+
+/// Checks every attribute of a node of a modelled operator against the type
+/// its signature gives it, before the mapping reads any.
+void checkAttributeTypes(const onnx::NodeProto &proto,
+                         const NodeContext &node,
+                         const onnx::OpSchema *canonical) {
+  for (const auto &attr : proto.attribute()) {
+    std::optional<onnx::AttributeProto::AttributeType> expected =
+        getExpectedAttributeType(canonical, attr.name());
+    if (!expected)
+      fail("node '" + node.name + "': " + node.opType + "-" +
+           llvm::Twine(node.version) + " has an attribute '" + attr.name() +
+           "' that is not modelled");
+    if (attr.type() != *expected)
+      fail("node '" + node.name + "': attribute '" + attr.name() + "' of " +
+           node.opType + "-" + llvm::Twine(node.version) + " must be " +
+           onnx::AttributeProto::AttributeType_Name(*expected) + ", not " +
+           onnx::AttributeProto::AttributeType_Name(attr.type()));
+  }
+}
+
 void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
   NodeContext node;
   node.loc = nodeLocation(proto, index);
@@ -1427,6 +1478,13 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
     dedicated = RegisteredOperationName::lookup("onnx.Gelu", context);
   }
 
+  const onnx::OpSchema *canonical =
+      dedicated ? onnx::OpSchemaRegistry::Schema(
+                      node.opType, kCanonicalOpset,
+                      isMicrosoftGelu ? "com.microsoft" : "")
+                : nullptr;
+  if (dedicated)
+    checkAttributeTypes(proto, node, canonical);
   for (const std::string &input : proto.input())
     node.operands.push_back(lookup(input, node.name));
   for (const std::string &output : proto.output())
@@ -1441,8 +1499,7 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
     normalizeToCanonical(node);
     // Operands and results keep their ONNX positions: absent optional ones
     // are `none` up to the canonical (opset-17) signature's length.
-    if (const onnx::OpSchema *canonical = onnx::OpSchemaRegistry::Schema(
-            node.opType, kCanonicalOpset, isMicrosoftGelu ? "com.microsoft" : "")) {
+    if (canonical) {
       unsigned numOperands =
           formalCount(canonical->inputs(), node.operands.size());
       while (node.operands.size() < numOperands)
