@@ -117,6 +117,8 @@ inferGenericNodeTypes(StringRef op, bool isDefaultDomain, ValueRange operands,
     SmallVector<int64_t> shape;
     for (const APInt &dim : shapeAttr.getValues<APInt>())
       shape.push_back(dim.getSExtValue());
+    if (shape.size() > 64 || llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+      return std::nullopt;
     Type elementType = Float32Type::get(context);
     if (auto value =
             dyn_cast_if_present<ElementsAttr>(findAttribute(attributes, "value")))
@@ -129,9 +131,12 @@ inferGenericNodeTypes(StringRef op, bool isDefaultDomain, ValueRange operands,
     std::optional<double> limit = constantScalar<double>(operands[1]);
     std::optional<double> delta = constantScalar<double>(operands[2]);
     int64_t count = ShapedType::kDynamic;
-    if (start && limit && delta && *delta != 0)
-      count = std::max<int64_t>(
-          int64_t(std::ceil((*limit - *start) / *delta)), 0);
+    if (start && limit && delta && *delta != 0) {
+      double steps = std::ceil((*limit - *start) / *delta);
+      if (!(steps < 9.0e18))
+        return std::nullopt;
+      count = std::max<int64_t>(int64_t(steps), 0);
+    }
     result = RankedTensorType::get({count}, firstElement());
   }
   if (!result)

@@ -1493,6 +1493,9 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
     node.attributes.push_back(convertAttribute(attr, node.name));
 
   if (dedicated) {
+    if (node.operands.empty() || isa<NoneType>(node.operands[0].getType()))
+      fail("node '" + node.name + "': " + node.opType + "-" +
+           llvm::Twine(node.version) + " needs its first input");
     if (node.opType == "Softmax" && node.version < 13 &&
         importLegacySoftmax(node))
       return;
@@ -1508,6 +1511,15 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
           formalCount(canonical->outputs(), node.outputs.size());
       node.outputs.resize(numResults);
     }
+    if (canonical)
+      for (const auto &[name, attr] : canonical->attributes())
+        if (attr.required &&
+            llvm::none_of(node.attributes, [&](NamedAttribute a) {
+              return a.getName() == name;
+            }))
+          fail("node '" + node.name + "': " + node.opType + "-" +
+               llvm::Twine(node.version) + " needs the attribute '" + name +
+               "'");
     // Every attribute must be one the op defines: an attribute ONNX added in
     // a version the mapping does not know would otherwise be ignored.
     for (NamedAttribute attr : node.attributes)
@@ -1541,9 +1553,12 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
   Operation *op = builder.create(state);
   if (dedicated) {
     inferTypes(op);
-    for (auto [name, result] : llvm::zip(node.outputs, op->getResults()))
-      if (!name.empty())
-        refineWithDeclaredType(result, name, node);
+    for (auto [name, result] : llvm::zip(node.outputs, op->getResults())) {
+      if (name.empty())
+        continue;
+      refineWithDeclaredType(result, name, node);
+      checkByteSize(cast<TensorType>(result.getType()), name);
+    }
   }
   SmallVector<Value> results(op->getResults());
 

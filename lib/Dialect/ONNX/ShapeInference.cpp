@@ -68,6 +68,18 @@ normalizeAxes(Operation *op, ArrayRef<int64_t> axes, int64_t rank) {
   return result;
 }
 
+/// The most dimensions a result may have: a shape operand of run-time
+/// values with more entries is a corrupt model, not a tensor.
+static constexpr int64_t kMaxRank = 64;
+
+static LogicalResult checkRank(Operation *op, int64_t rank) {
+  if (rank > kMaxRank)
+    return op->emitOpError() << "result would have " << rank
+                             << " dimensions; at most " << kMaxRank
+                             << " are supported";
+  return success();
+}
+
 /// Unranked result of `elementType`: what an op gets when an operand's rank
 /// is not known.
 static LogicalResult unranked(Type elementType, SmallVectorImpl<Type> &types) {
@@ -494,6 +506,8 @@ LogicalResult ONNXReshapeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   if (!shapeType || shapeType.getRank() != 1 ||
       ShapedType::isDynamic(shapeType.getDimSize(0)))
     return unranked(elementType, types);
+  if (failed(checkRank(*this, shapeType.getDimSize(0))))
+    return failure();
   std::optional<SmallVector<int64_t>> target = getConstantInts(getShape());
   if (!target) {
     types.push_back(tensorOf(
@@ -773,6 +787,8 @@ ONNXUnsqueezeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   if (!type || !axes)
     return unranked(elementTypeOf(getData()), types);
   int64_t rank = type.getRank() + axes->size();
+  if (failed(checkRank(*this, rank)))
+    return failure();
   FailureOr<SmallVector<int64_t>> normalized =
       normalizeAxes(*this, *axes, rank);
   if (failed(normalized))
@@ -836,9 +852,15 @@ LogicalResult ONNXExpandOp::inferResultTypes(SmallVectorImpl<Type> &types) {
     if (!shapeType || ShapedType::isDynamic(shapeType.getDimSize(0)))
       return unranked(elementType, types);
     int64_t rank = std::max(type.getRank(), shapeType.getDimSize(0));
+    if (failed(checkRank(*this, rank)))
+      return failure();
     types.push_back(tensorOf(SmallVector<int64_t>(rank, kDynamic), elementType));
     return success();
   }
+  if (failed(checkRank(*this, target->size())))
+    return failure();
+  if (llvm::any_of(*target, [](int64_t d) { return d < 0; }))
+    return emitOpError("shape entries must be non-negative");
   SmallVector<int64_t> shape;
   if (!OpTrait::util::getBroadcastedShape(type.getShape(), *target, shape))
     return emitOpError() << "cannot expand " << type << " to the shape ["
@@ -903,15 +925,21 @@ LogicalResult ONNXResizeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
     if (static_cast<int64_t>(sizes->size()) != rank)
       return emitOpError() << "sizes has " << sizes->size()
                            << " values for rank " << rank;
+    if (llvm::any_of(*sizes, [](int64_t d) { return d < 0; }))
+      return emitOpError("sizes must be non-negative");
     shape.assign(sizes->begin(), sizes->end());
   } else if (scales && !scales->empty()) {
     if (static_cast<int64_t>(scales->size()) != rank)
       return emitOpError() << "scales has " << scales->size()
                            << " values for rank " << rank;
-    for (int64_t d = 0; d < rank; ++d)
+    for (int64_t d = 0; d < rank; ++d) {
+      double scaled = std::floor(type.getDimSize(d) * (*scales)[d]);
+      if (!(scaled >= 0 && scaled < 9.0e18))
+        return emitOpError() << "scale " << (*scales)[d] << " of dimension "
+                             << d << " gives no valid size";
       if (!ShapedType::isDynamic(type.getDimSize(d)))
-        shape[d] = static_cast<int64_t>(
-            std::floor(type.getDimSize(d) * (*scales)[d]));
+        shape[d] = static_cast<int64_t>(scaled);
+    }
   }
   types.push_back(tensorOf(shape, type.getElementType()));
   return success();

@@ -127,9 +127,12 @@ class Runner:
     def tool(self, command):
         try:
             return subprocess.run(command, capture_output=True, text=True,
-                                  timeout=self.args.timeout)
+                                  errors="replace", timeout=self.args.timeout)
         except subprocess.TimeoutExpired:
             return None
+        except OSError as e:  # e.g. the tool is missing or being relinked
+            return subprocess.CompletedProcess(command, 1, "",
+                                               f"error: {command[0]}: {e}")
 
     def execute(self, model, data):
         run = self.tool([self.args.vram_run, model, "--inputs=" + data,
