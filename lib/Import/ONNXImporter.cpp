@@ -205,9 +205,10 @@ void checkGraphOutputsDefined(const onnx::ModelProto &model) {
            "' is not produced by any node, input or initializer");
 }
 
-/// Operands whose values ONNX shape inference reads (shapes, axes, pads,
-/// scales): an initializer there is data that determines shapes, never a
-/// weight, so it is imported as a constant whatever its type.
+/// Operands whose values shape inference reads (shapes, axes, pads, scales)
+/// or that set the op's behaviour (Clip's bounds, Dropout's ratio): an
+/// initializer there is never a weight, so it is imported as a constant
+/// whatever its type.
 bool isShapeOperand(const onnx::NodeProto &node, int index) {
   if (!isDefaultDomain(node.domain()))
     return false;
@@ -221,8 +222,9 @@ bool isShapeOperand(const onnx::NodeProto &node, int index) {
   if (op == "Squeeze" || op == "Unsqueeze" || llvm::StringRef(op).starts_with("Reduce") ||
       op == "Split" || op == "TopK")
     return index == 1;
-  // Clip's bounds are the constants of ReLU6-like activations, not weights.
-  if (op == "Clip")
+  // Clip's bounds (ReLU6) and Dropout's ratio and mode are settings of the
+  // op, not weights.
+  if (op == "Clip" || op == "Dropout")
     return index >= 1;
   return op == "ConstantOfShape" || op == "Range";
 }

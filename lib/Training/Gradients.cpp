@@ -693,16 +693,29 @@ Gradients gradientOf(ONNXConvOp op, IRBuilding &ir, ValueRange, ValueRange dY,
         op.getX().getType());
   }
   if (wanted[1]) {
-    if (op.getGroup() != 1)
-      return op.emitOpError("weight gradient of a grouped Conv (group = ")
-             << op.getGroup() << ") is not supported";
-    // dW[m, c, k] = sum_{n, o} dY[n, m, o] X[n, c, o s + k d - p]: a Conv of
-    // X^T (batch C, channels N) with dY^T as weights (M x N x O), whose
-    // stride is the forward dilation and dilation the forward stride.
+    // dW[m, c, k] = sum_{n, o} dY[n, m, o] X[n, g Cg + c, o s + k d - p]
+    // for m in group g: a Conv with the batch as channels, stride the
+    // forward dilation and dilation the forward stride. Its input is X with
+    // channels of one group as the batch, [Cg, G x N, ...] (group g's N
+    // images as channel block g); its weights dY^T, [M, N, ...] (M ordered by
+    // group); group = G keeps block g with the filters of group g. The
+    // result is [Cg, M, k]: dW with its first two dims swapped.
+    int64_t group = op.getGroup();
+    int64_t batch = xShape[0], groupChannels = xShape[1] / group;
     SmallVector<int64_t> swap(xShape.size());
     std::iota(swap.begin(), swap.end(), 0);
     std::swap(swap[0], swap[1]);
-    Value xT = ir.transpose(op.getX(), swap);
+    SmallVector<int64_t> split{batch, group, groupChannels};
+    split.append(xShape.begin() + 2, xShape.end());
+    SmallVector<int64_t> toChannelsFirst{2, 1, 0};
+    for (size_t i = 0; i < n; ++i)
+      toChannelsFirst.push_back(3 + i);
+    SmallVector<int64_t> merged{groupChannels, group * batch};
+    merged.append(xShape.begin() + 2, xShape.end());
+    Value xT = group == 1 ? ir.transpose(op.getX(), swap)
+                          : ir.reshape(ir.transpose(ir.reshape(op.getX(), split),
+                                                    toChannelsFirst),
+                                       merged);
     Value dYT = ir.transpose(dY[0], swap);
     Window weightWindow;
     weightWindow.kernel.assign(yShape.begin() + 2, yShape.end());
@@ -728,7 +741,7 @@ Gradients gradientOf(ONNXConvOp op, IRBuilding &ir, ValueRange, ValueRange dY,
     SmallVector<int64_t> gShape(wShape);
     std::swap(gShape[0], gShape[1]);
     auto gType = RankedTensorType::get(gShape, elementTypeOf(dY[0]));
-    Value g = ir.conv(xT, dYT, weightWindow, gType);
+    Value g = ir.conv(xT, dYT, weightWindow, group, gType);
     grads[1] = ir.transpose(g, swap);
   }
   if (wanted[2]) {

@@ -247,15 +247,18 @@ Value IRBuilding::matmul(Value a, Value b) {
 }
 
 Value IRBuilding::conv(Value x, Value w, const ConvWindow &window,
-                       Type resultType) {
-  return create<ONNXConvOp>(
-      resultType, {x, w, none()},
-      {builder.getNamedAttr("dilations",
-                            builder.getI64ArrayAttr(window.dilations)),
-       builder.getNamedAttr("kernel_shape",
-                            builder.getI64ArrayAttr(window.kernel)),
-       builder.getNamedAttr("pads", builder.getI64ArrayAttr(window.pads)),
-       builder.getNamedAttr("strides", builder.getI64ArrayAttr(window.strides))});
+                       int64_t group, Type resultType) {
+  SmallVector<NamedAttribute> attributes{
+      builder.getNamedAttr("dilations",
+                           builder.getI64ArrayAttr(window.dilations)),
+      builder.getNamedAttr("kernel_shape",
+                           builder.getI64ArrayAttr(window.kernel)),
+      builder.getNamedAttr("pads", builder.getI64ArrayAttr(window.pads)),
+      builder.getNamedAttr("strides", builder.getI64ArrayAttr(window.strides))};
+  if (group != 1)
+    attributes.push_back(
+        builder.getNamedAttr("group", builder.getI64IntegerAttr(group)));
+  return create<ONNXConvOp>(resultType, {x, w, none()}, attributes);
 }
 
 Value IRBuilding::convTranspose(Value x, Value w, const ConvWindow &window,

@@ -80,7 +80,7 @@ public:
                    int64_t transB, double alpha, mlir::Type resultType);
   mlir::Value matmul(mlir::Value a, mlir::Value b);
   mlir::Value conv(mlir::Value x, mlir::Value w, const ConvWindow &window,
-                   mlir::Type resultType);
+                   int64_t group, mlir::Type resultType);
   mlir::Value convTranspose(mlir::Value x, mlir::Value w,
                             const ConvWindow &window, int64_t group,
                             llvm::ArrayRef<int64_t> outputPadding,
