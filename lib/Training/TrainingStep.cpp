@@ -174,11 +174,25 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
   auto predType = cast<RankedTensorType>(logits.getType());
   Type element = predType.getElementType();
 
-  // The labels: a new argument after the batch inputs.
+  int64_t rank = predType.getRank();
+  bool crossEntropy = options.loss == LossKind::CrossEntropy;
+  if (crossEntropy && rank < 2)
+    return emitError(prediction.getLoc())
+           << "cross-entropy needs a prediction with a class axis (rank >= 2), "
+              "got "
+           << predType;
+  int64_t classAxis = options.classAxisLast ? rank - 1 : 1;
+  bool indexLabels =
+      crossEntropy && options.indexLabels.value_or(rank >= 3);
+
+  // The labels: a new argument after the batch inputs; index labels have
+  // the prediction's shape without the class axis.
   Type labelType = predType;
-  if (options.loss == LossKind::CrossEntropy && options.indexLabels)
-    labelType = RankedTensorType::get({predType.getDimSize(0)},
-                                      builder.getI64Type());
+  if (indexLabels) {
+    SmallVector<int64_t> labelShape(predType.getShape());
+    labelShape.erase(labelShape.begin() + classAxis);
+    labelType = RankedTensorType::get(labelShape, builder.getI64Type());
+  }
   unsigned labelIndex = func.getNumArguments();
   if (failed(func.insertArgument(labelIndex, labelType,
                                  builder.getDictionaryAttr(builder.getNamedAttr(
@@ -200,35 +214,61 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
     builder.setListener(&backwardTagger);
     gradient = ir.mul(diff, ir.scalar(element, 2.0 / count));
   } else {
-    if (predType.getRank() != 2) {
-      return emitError(prediction.getLoc())
-             << "cross-entropy needs a 2-d prediction (batch x classes), got "
-             << predType;
-    }
-    int64_t batch = predType.getDimSize(0), classes = predType.getDimSize(1);
-    Value target = labels;
-    if (options.indexLabels) {
-      // One-hot rows: scatter 1 at each label's class.
-      auto oneHotType = RankedTensorType::get({batch, classes}, element);
+    // Rows of classes: the class axis moved last, the rest flattened (a
+    // view when the class axis is already last).
+    int64_t classes = predType.getDimSize(classAxis);
+    int64_t rows = predType.getNumElements() / classes;
+    SmallVector<int64_t> classesLast(rank);
+    std::iota(classesLast.begin(), classesLast.end(), 0);
+    classesLast.erase(classesLast.begin() + classAxis);
+    classesLast.push_back(classAxis);
+    SmallVector<int64_t> movedShape;
+    for (int64_t d : classesLast)
+      movedShape.push_back(predType.getDimSize(d));
+    auto toRows = [&](Value value) {
+      if (classAxis != rank - 1)
+        value = ir.transpose(value, classesLast);
+      return rank == 2 ? value : ir.reshape(value, {rows, classes});
+    };
+    Value target;
+    // The number of positions the mean is over: all rows, or, with index
+    // labels, those not equal to ignore-index (known at run time).
+    Value positions = ir.scalar(element, double(rows));
+    if (indexLabels) {
+      // One-hot rows, all zero where the label is ignored: scatter the
+      // position's weight (1, or 0 when ignored) at its class.
+      Type i64 = builder.getI64Type();
+      Value indices = ir.reshape(labels, {rows, 1});
+      Value offset = ir.sub(indices, ir.scalar(i64, double(options.ignoreIndex)));
+      Value counted = ir.greater(ir.mul(offset, offset), ir.scalar(i64, 0.0));
+      Value weight = ir.cast(counted, element);
+      auto oneHotType = RankedTensorType::get({rows, classes}, element);
       target = ir.scatterAdd(ir.zeros(oneHotType),
-                             ir.reshape(labels, {batch, 1}),
-                             ir.expand(ir.scalar(element, 1.0), {batch, 1}),
-                             /*axis=*/1);
+                             ir.where(counted, indices, ir.scalar(i64, 0.0)),
+                             weight, /*axis=*/1);
+      positions = ir.reduceSum(weight, {0, 1}, /*keepdims=*/false);
+    } else {
+      target = toRows(labels);
     }
-    // -sum(t log softmax(p)) / N; d/dp = (softmax(p) sum_c(t) - t) / N,
-    // which is the familiar (softmax(p) - t) / N when each row of t sums to
-    // 1 (one-hot, index labels); soft labels need not.
-    Value probabilities = ir.softmax(logits, 1);
-    Value summed = ir.reduceSum(ir.mul(target, ir.log(probabilities)), allAxes,
+    // -sum(t log softmax(p)) / positions; d/dp = (softmax(p) sum_c(t) - t) /
+    // positions, the familiar (softmax(p) - t) / N when each row of t sums
+    // to 1; soft labels need not, and ignored rows sum to 0.
+    Value probabilities = ir.softmax(toRows(logits), 1);
+    Value summed = ir.reduceSum(ir.mul(target, ir.log(probabilities)), {0, 1},
                                 /*keepdims=*/false);
-    loss.value = ir.mul(summed, ir.scalar(element, -1.0 / batch));
+    loss.value = ir.neg(ir.div(summed, positions));
     builder.setListener(&backwardTagger);
-    Value scaledProbabilities = probabilities;
-    if (!options.indexLabels)
-      scaledProbabilities = ir.mul(
-          probabilities, ir.reduceSum(target, {1}, /*keepdims=*/true));
-    gradient = ir.mul(ir.sub(scaledProbabilities, target),
-                      ir.scalar(element, 1.0 / batch));
+    Value scaledProbabilities = ir.mul(
+        probabilities, ir.reduceSum(target, {1}, /*keepdims=*/true));
+    gradient = ir.div(ir.sub(scaledProbabilities, target), positions);
+    if (rank != 2)
+      gradient = ir.reshape(gradient, movedShape);
+    if (classAxis != rank - 1) {
+      SmallVector<int64_t> inverse(rank);
+      for (auto [i, d] : llvm::enumerate(classesLast))
+        inverse[d] = i;
+      gradient = ir.transpose(gradient, inverse);
+    }
   }
   if (usesLossScaling(options.precision))
     gradient = ir.mul(gradient, ir.scalar(element, options.lossScale));

@@ -44,9 +44,14 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
       parsed.loss = LossKind::CrossEntropy;
     else
       return fail("loss", loss, "mse or cross-entropy");
-    if (labels != "one-hot" && labels != "indices")
-      return fail("labels", labels, "one-hot or indices");
-    parsed.indexLabels = labels == "indices";
+    if (labels != "one-hot" && labels != "indices" && labels != "auto")
+      return fail("labels", labels, "one-hot, indices or auto");
+    if (labels != "auto")
+      parsed.indexLabels = labels == "indices";
+    if (classAxis != "last" && classAxis != "1")
+      return fail("class-axis", classAxis, "last or 1");
+    parsed.classAxisLast = classAxis == "last";
+    parsed.ignoreIndex = ignoreIndex;
     std::optional<OptimizerKind> optimizerKind =
         llvm::StringSwitch<std::optional<OptimizerKind>>(optimizer)
             .Case("none", OptimizerKind::None)

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 
 namespace vram {
@@ -17,8 +18,16 @@ enum class PrecisionKind { FP32, FP16, BF16, AmpFP16, AmpBF16 };
 
 struct TrainingOptions {
   LossKind loss = LossKind::MeanSquaredError;
-  /// Cross-entropy labels: int64 class indices (N) instead of one-hot rows.
-  bool indexLabels = false;
+  /// Cross-entropy labels: int64 class indices (the prediction's shape
+  /// without the class axis) instead of one-hot rows; when unset, indices
+  /// for predictions of rank >= 3 (language models), one-hot otherwise.
+  std::optional<bool> indexLabels;
+  /// Cross-entropy class axis: the last (language models, [batch, seq,
+  /// vocabulary]) or 1 (ONNX's and PyTorch's [N, C, d1, ...]).
+  bool classAxisLast = true;
+  /// Index labels equal to this count for nothing (PyTorch's -100): the loss
+  /// is the mean over the other positions.
+  int64_t ignoreIndex = -100;
   OptimizerKind optimizer = OptimizerKind::SGD;
   PrecisionKind precision = PrecisionKind::FP32;
   double learningRate = 0.01;

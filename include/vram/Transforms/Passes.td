@@ -199,9 +199,16 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
            "mse or cross-entropy">,
-    Option<"labels", "labels", "std::string", /*default=*/"\"one-hot\"",
-           "cross-entropy labels: one-hot (like the prediction) or indices "
-           "(int64 class per sample)">,
+    Option<"labels", "labels", "std::string", /*default=*/"\"auto\"",
+           "cross-entropy labels: one-hot (like the prediction), indices "
+           "(int64 class per position), or auto (indices for predictions of "
+           "rank >= 3, language models; one-hot otherwise)">,
+    Option<"classAxis", "class-axis", "std::string", /*default=*/"\"last\"",
+           "cross-entropy class axis: last ([batch, seq, vocabulary]) or 1 "
+           "([N, C, d1, ...])">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "index label that counts for nothing; the loss is the mean over "
+           "the other positions">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
            "sgd, momentum, adam, adamw, or none (return the gradients)">,
     Option<"learningRate", "lr", "double", /*default=*/"0.01",
