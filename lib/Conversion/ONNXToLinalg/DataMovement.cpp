@@ -481,6 +481,10 @@ protected:
         reversed[axis] = size > 1;
       }
       sizes[axis] = size;
+      // An empty slice starts anywhere; tensor.extract_slice wants an offset
+      // inside the dimension.
+      if (size == 0)
+        offsets[axis] = 0;
     }
     if (ArrayRef<int64_t>(sizes) != resultType.getShape())
       return emitLoweringError(op)

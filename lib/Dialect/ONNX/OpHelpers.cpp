@@ -89,9 +89,15 @@ int64_t windowOutputSize(const WindowGeometry &window, unsigned i,
     padded += window.pads[i] + window.pads[i + window.kernel.size()];
   if (padded < 0)
     return -1;
-  return (window.ceilMode ? llvm::divideCeil(padded, stride)
-                          : padded / stride) +
-         1;
+  int64_t size =
+      (window.ceilMode ? llvm::divideCeil(padded, stride) : padded / stride) +
+      1;
+  // With ceil_mode, a last window that would start in the end padding is
+  // dropped (ONNX's rule since 1.16, PyTorch's always).
+  if (window.ceilMode && window.autoPad != "VALID" &&
+      (size - 1) * stride >= input + window.pads[i])
+    --size;
+  return size;
 }
 
 } // namespace vram::detail

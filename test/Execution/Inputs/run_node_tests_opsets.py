@@ -14,8 +14,8 @@ vram-run against its expected outputs (ONNX's tolerances, rtol 1e-3, atol
 1e-7). Tests whose imported program (modulo the module's opset and IR
 version attributes) and data are the same as an already run one reuse that
 result (--no-dedup runs every one): the same node at two opsets of one
-schema imports identically, since the importer converts every model to
-opset 17.
+schema imports identically, since the importer maps every version of an
+operator onto the dialect's one form.
 
 Counts are per (op, opset): generated, imported, passed. With `--expected
 FILE` (lines `<op> <opset> <generated> <imported> <passed>`; `#` comments)
