@@ -246,8 +246,10 @@ Value IRBuilding::matmul(Value a, Value b) {
   return create<ONNXMatMulOp>(aType.clone(batch), {a, b});
 }
 
-Value IRBuilding::conv(Value x, Value w, const ConvWindow &window,
-                       int64_t group, Type resultType) {
+/// The attributes of a Conv or ConvTranspose over `window` with `group`.
+static SmallVector<NamedAttribute>
+getWindowAttributes(OpBuilder &builder, const ConvWindow &window,
+                    int64_t group) {
   SmallVector<NamedAttribute> attributes{
       builder.getNamedAttr("dilations",
                            builder.getI64ArrayAttr(window.dilations)),
@@ -258,22 +260,20 @@ Value IRBuilding::conv(Value x, Value w, const ConvWindow &window,
   if (group != 1)
     attributes.push_back(
         builder.getNamedAttr("group", builder.getI64IntegerAttr(group)));
-  return create<ONNXConvOp>(resultType, {x, w, none()}, attributes);
+  return attributes;
+}
+
+Value IRBuilding::conv(Value x, Value w, const ConvWindow &window,
+                       int64_t group, Type resultType) {
+  return create<ONNXConvOp>(resultType, {x, w, none()},
+                            getWindowAttributes(builder, window, group));
 }
 
 Value IRBuilding::convTranspose(Value x, Value w, const ConvWindow &window,
                                 int64_t group, ArrayRef<int64_t> outputPadding,
                                 Type resultType) {
-  SmallVector<NamedAttribute> attributes{
-      builder.getNamedAttr("dilations",
-                           builder.getI64ArrayAttr(window.dilations)),
-      builder.getNamedAttr("kernel_shape",
-                           builder.getI64ArrayAttr(window.kernel)),
-      builder.getNamedAttr("pads", builder.getI64ArrayAttr(window.pads)),
-      builder.getNamedAttr("strides", builder.getI64ArrayAttr(window.strides))};
-  if (group != 1)
-    attributes.push_back(
-        builder.getNamedAttr("group", builder.getI64IntegerAttr(group)));
+  SmallVector<NamedAttribute> attributes =
+      getWindowAttributes(builder, window, group);
   if (llvm::any_of(outputPadding, [](int64_t p) { return p != 0; }))
     attributes.push_back(builder.getNamedAttr(
         "output_padding", builder.getI64ArrayAttr(outputPadding)));
