@@ -111,19 +111,15 @@ inferGenericNodeTypes(StringRef op, bool isDefaultDomain, ValueRange operands,
     result = cast<ShapedType>(first).clone(elementType);
   }
   if (op == "ConstantOfShape") {
-    DenseIntElementsAttr shapeAttr;
-    if (!matchPattern(operands[0], m_Constant(&shapeAttr)))
-      return std::nullopt;
-    SmallVector<int64_t> shape;
-    for (const APInt &dim : shapeAttr.getValues<APInt>())
-      shape.push_back(dim.getSExtValue());
-    if (shape.size() > 64 || llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    std::optional<SmallVector<int64_t>> shape = getConstantInts(operands[0]);
+    if (!shape || shape->size() > 64 ||
+        llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
       return std::nullopt;
     Type elementType = Float32Type::get(context);
     if (auto value =
             dyn_cast_if_present<ElementsAttr>(findAttribute(attributes, "value")))
       elementType = value.getElementType();
-    result = RankedTensorType::get(shape, elementType);
+    result = RankedTensorType::get(*shape, elementType);
   }
   if (op == "Range" && operands.size() == 3) {
     // ONNX: max(ceil((limit - start) / delta), 0) elements.

@@ -476,8 +476,8 @@ private:
   std::optional<BatchRebinding> rebinding;
   Location fileLoc;
   llvm::StringMap<Value> values;
-  /// Types the file declares (value_info, graph outputs): used only for
-  /// operators the dialect does not model.
+  /// Types the file declares (value_info, graph outputs): they fill in what
+  /// the ops' inference leaves open, and type operators the dialect lacks.
   llvm::StringMap<const onnx::TypeProto *> declaredTypes;
   llvm::StringMap<std::string> producers;
   /// Values some node or graph output reads.
@@ -489,49 +489,16 @@ private:
 
 Type GraphImporter::convertElementType(int32_t dataType,
                                        llvm::StringRef valueName) {
-  using TP = onnx::TensorProto;
-  auto intType = [&](unsigned width, bool isUnsigned) -> Type {
-    return IntegerType::get(context, width,
-                            isUnsigned ? IntegerType::Unsigned
-                                       : IntegerType::Signless);
-  };
-  switch (dataType) {
-  case TP::FLOAT:
-    return builder.getF32Type();
-  case TP::DOUBLE:
-    return builder.getF64Type();
-  case TP::FLOAT16:
-    return builder.getF16Type();
-  case TP::BFLOAT16:
-    return builder.getBF16Type();
-  case TP::BOOL:
-    return builder.getI1Type();
-  case TP::INT8:
-    return intType(8, false);
-  case TP::INT16:
-    return intType(16, false);
-  case TP::INT32:
-    return intType(32, false);
-  case TP::INT64:
-    return intType(64, false);
-  case TP::UINT8:
-    return intType(8, true);
-  case TP::UINT16:
-    return intType(16, true);
-  case TP::UINT32:
-    return intType(32, true);
-  case TP::UINT64:
-    return intType(64, true);
-  case TP::COMPLEX64:
+  // Complex values are only ever carried through (never computed on), so
+  // the dialect's mapping leaves them out.
+  if (dataType == onnx::TensorProto::COMPLEX64)
     return ComplexType::get(builder.getF32Type());
-  case TP::COMPLEX128:
+  if (dataType == onnx::TensorProto::COMPLEX128)
     return ComplexType::get(builder.getF64Type());
-  case TP::STRING:
-    return ONNXStringType::get(context);
-  default:
-    fail("value '" + valueName + "' has unsupported ONNX element type " +
-         llvm::Twine(dataType));
-  }
+  if (Type type = getElementTypeForONNXDataType(context, dataType))
+    return type;
+  fail("value '" + valueName + "' has unsupported ONNX element type " +
+       llvm::Twine(dataType));
 }
 
 /// Byte size of a tensor type, or failure when it does not fit in 64 bits.
@@ -821,47 +788,13 @@ struct ReportedError : std::runtime_error {
   ReportedError() : std::runtime_error("") {}
 };
 
-/// The element type code ONNX gives `type`, for building TypeProtos.
-std::optional<int32_t> getONNXElementType(Type type) {
-  using TP = onnx::TensorProto;
-  if (type.isF32())
-    return TP::FLOAT;
-  if (type.isF64())
-    return TP::DOUBLE;
-  if (type.isF16())
-    return TP::FLOAT16;
-  if (type.isBF16())
-    return TP::BFLOAT16;
-  if (type.isInteger(1))
-    return TP::BOOL;
-  auto integer = dyn_cast<IntegerType>(type);
-  if (!integer)
-    return std::nullopt;
-  bool isUnsigned = integer.isUnsigned();
-  switch (integer.getWidth()) {
-  case 8:
-    return isUnsigned ? TP::UINT8 : TP::INT8;
-  case 16:
-    return isUnsigned ? TP::UINT16 : TP::INT16;
-  case 32:
-    return isUnsigned ? TP::UINT32 : TP::INT32;
-  case 64:
-    return isUnsigned ? TP::UINT64 : TP::INT64;
-  default:
-    return std::nullopt;
-  }
-}
-
 /// Placeholder type of a result before its op infers the real one.
 Type placeholderType(MLIRContext *context) {
   return UnrankedTensorType::get(Float32Type::get(context));
 }
 
 Value GraphImporter::constantInts(ArrayRef<int64_t> values, Location loc) {
-  auto type = RankedTensorType::get({int64_t(values.size())},
-                                    builder.getI64Type());
-  return ONNXConstantOp::create(builder, loc, type,
-                                DenseIntElementsAttr::get(type, values));
+  return ONNXConstantOp::create(builder, loc, values);
 }
 
 Value GraphImporter::constantScalar(Type elementType, double value,
@@ -879,16 +812,13 @@ Value GraphImporter::constantScalar(Type elementType, double value,
 SmallVector<int64_t> GraphImporter::requireConstantInts(Value value,
                                                         const NodeContext &node,
                                                         llvm::StringRef what) {
-  DenseIntElementsAttr attr;
-  if (!value || !matchPattern(value, m_Constant(&attr)))
+  std::optional<SmallVector<int64_t>> values = getConstantInts(value);
+  if (!values)
     fail("node '" + node.name + "' (" + node.opType + "-" +
          llvm::Twine(node.version) + "): " + what +
          " must be a constant (it is computed at run time); this tool needs "
          "it to know the result's shape");
-  SmallVector<int64_t> values;
-  for (const APInt &v : attr.getValues<APInt>())
-    values.push_back(v.getSExtValue());
-  return values;
+  return *values;
 }
 
 std::optional<Attribute> takeAttribute(SmallVectorImpl<NamedAttribute> &attrs,
@@ -1098,19 +1028,14 @@ void GraphImporter::normalizeToCanonical(NodeContext &node) {
 /// carries the batch: it gets the requested size.
 void GraphImporter::rebindReshapeBatch(NodeContext &node) {
   auto data = dyn_cast<RankedTensorType>(node.operands[0].getType());
-  DenseIntElementsAttr target;
   if (!data || data.getRank() == 0 ||
-      data.getDimSize(0) != rebinding->requested ||
-      !matchPattern(node.operands[1], m_Constant(&target)) ||
-      target.getNumElements() == 0)
+      data.getDimSize(0) != rebinding->requested)
     return;
-  SmallVector<int64_t> shape;
-  for (const APInt &dim : target.getValues<APInt>())
-    shape.push_back(dim.getSExtValue());
-  if (shape[0] != rebinding->exported)
+  std::optional<SmallVector<int64_t>> shape = getConstantInts(node.operands[1]);
+  if (!shape || shape->empty() || shape->front() != rebinding->exported)
     return;
-  shape[0] = rebinding->requested;
-  node.operands[1] = constantInts(shape, node.loc);
+  shape->front() = rebinding->requested;
+  node.operands[1] = constantInts(*shape, node.loc);
 }
 
 /// Resize: version 10 has (X, scales) and asymmetric coordinates; 18 adds
@@ -1358,8 +1283,8 @@ GraphImporter::inferWithLibONNX(const NodeContext &node,
         init->add_int64_data(v.getSExtValue());
     }
     auto type = dyn_cast<RankedTensorType>(value.getType());
-    std::optional<int32_t> code =
-        type ? getONNXElementType(type.getElementType()) : std::nullopt;
+    std::optional<int64_t> code =
+        type ? getONNXDataType(type.getElementType()) : std::nullopt;
     if (!code)
       return std::nullopt;
     onnx::ValueInfoProto *info = graph->add_input();
@@ -1512,8 +1437,6 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
       unsigned numResults =
           formalCount(canonical->outputs(), node.outputs.size());
       node.outputs.resize(numResults);
-    }
-    if (canonical)
       for (const auto &[name, attr] : canonical->attributes())
         if (attr.required &&
             llvm::none_of(node.attributes, [&](NamedAttribute a) {
@@ -1522,6 +1445,7 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
           fail("node '" + node.name + "': " + node.opType + "-" +
                llvm::Twine(node.version) + " needs the attribute '" + name +
                "'");
+    }
     // Every attribute must be one the op defines: an attribute ONNX added in
     // a version the mapping does not know would otherwise be ignored.
     for (NamedAttribute attr : node.attributes)

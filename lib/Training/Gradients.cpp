@@ -36,16 +36,6 @@ int64_t rankOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getRank();
 }
 
-/// The values of a constant integer operand (onnx.Constant), if it is one.
-std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
-  DenseIntElementsAttr attr;
-  if (!value || isa<NoneType>(value.getType()) ||
-      !matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  return llvm::to_vector(llvm::map_range(
-      attr.getValues<APInt>(), [](const APInt &v) { return v.getSExtValue(); }));
-}
-
 /// The value of a constant scalar float operand, if it is one.
 std::optional<double> getConstantFloat(Value value) {
   DenseFPElementsAttr attr;

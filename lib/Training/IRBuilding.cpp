@@ -12,25 +12,6 @@ using namespace mlir;
 
 namespace vram {
 
-std::optional<int64_t> getONNXDataType(Type elementType) {
-  // TensorProto.DataType codes.
-  if (elementType.isF32())
-    return 1;
-  if (elementType.isF16())
-    return 10;
-  if (elementType.isF64())
-    return 11;
-  if (elementType.isBF16())
-    return 16;
-  if (elementType.isInteger(1))
-    return 9;
-  if (elementType.isSignlessInteger(64) || elementType.isSignedInteger(64))
-    return 7;
-  if (elementType.isSignlessInteger(32) || elementType.isSignedInteger(32))
-    return 6;
-  return std::nullopt;
-}
-
 static RankedTensorType rankedType(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
@@ -60,11 +41,7 @@ Value IRBuilding::scalar(Type elementType, double value) {
 }
 
 Value IRBuilding::int64s(ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({int64_t(values.size())},
-                                    builder.getI64Type());
-  return create<ONNXConstantOp>(
-      type, {},
-      {builder.getNamedAttr("value", DenseIntElementsAttr::get(type, values))});
+  return ONNXConstantOp::create(builder, loc, values);
 }
 
 Value IRBuilding::zeros(RankedTensorType type) {

@@ -19,9 +19,6 @@ struct ConvWindow {
   llvm::SmallVector<int64_t> kernel, strides, dilations, pads;
 };
 
-/// The ONNX TensorProto.DataType code of an element type (Cast's `to`).
-std::optional<int64_t> getONNXDataType(mlir::Type elementType);
-
 class IRBuilding {
 public:
   IRBuilding(mlir::OpBuilder &builder, mlir::Location loc)

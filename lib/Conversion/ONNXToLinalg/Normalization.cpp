@@ -217,22 +217,6 @@ struct BatchNormalizationLowering
   }
 };
 
-/// The float type of ONNX TensorProto.DataType `stashType`, or null.
-static FloatType stashFloatType(MLIRContext *context, int64_t stashType) {
-  switch (stashType) {
-  case 1:
-    return Float32Type::get(context);
-  case 10:
-    return Float16Type::get(context);
-  case 11:
-    return Float64Type::get(context);
-  case 16:
-    return BFloat16Type::get(context);
-  default:
-    return {};
-  }
-}
-
 /// Normalizes X over dims [axis, rank) in the stash_type precision, casts
 /// back to X's type, then scales and shifts; Mean and InvStdDev keep the
 /// reduced dims as 1s.
@@ -246,7 +230,8 @@ struct LayerNormalizationLowering
     if (failed(checkFloatTensors(op)))
       return failure();
     MLIRContext *context = rewriter.getContext();
-    FloatType stashType = stashFloatType(context, op.getStashType());
+    auto stashType = dyn_cast_if_present<FloatType>(
+        getElementTypeForONNXDataType(context, op.getStashType()));
     if (!stashType)
       return emitLoweringError(op) << "stash_type " << op.getStashType()
                                    << " is not a float type";

@@ -223,10 +223,7 @@ struct FuseTransposedMatMul : OpRewritePattern<ONNXMatMulOp> {
     int64_t k = aType.getShape().back();
     int64_t rows = aType.getNumElements() / k;
     auto shapeConstant = [&](ArrayRef<int64_t> shape) {
-      auto type = RankedTensorType::get({int64_t(shape.size())},
-                                        rewriter.getI64Type());
-      return ONNXConstantOp::create(rewriter, loc, type,
-                                    DenseIntElementsAttr::get(type, shape));
+      return ONNXConstantOp::create(rewriter, loc, shape);
     };
     Value rowsView = ONNXReshapeOp::create(
         rewriter, loc, RankedTensorType::get({rows, k}, aType.getElementType()),

@@ -26,18 +26,6 @@ SmallVector<int64_t> toInts(std::optional<ArrayAttr> attr) {
   return values;
 }
 
-std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
-  DenseIntElementsAttr attr;
-  if (!value || !matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  SmallVector<int64_t> values;
-  for (const APInt &v : attr.getValues<APInt>())
-    values.push_back(attr.getElementType().isUnsignedInteger()
-                         ? int64_t(v.getZExtValue())
-                         : v.getSExtValue());
-  return values;
-}
-
 LogicalResult verifyWindowAttrs(Operation *op, int64_t spatialRank,
                                 WindowGeometry &window) {
   auto checkArity = [&](ArrayRef<int64_t> values, int64_t expected,

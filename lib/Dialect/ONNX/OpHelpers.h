@@ -23,10 +23,6 @@ mlir::FailureOr<int64_t> normalizeAxis(mlir::Operation *op, int64_t axis,
 
 llvm::SmallVector<int64_t> toInts(std::optional<mlir::ArrayAttr> attr);
 
-/// The values of a constant integer tensor operand (shapes, axes, pads),
-/// or nullopt when the operand is absent or not a constant.
-std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
-
 /// The geometry of a sliding window (convolution or pooling) over the
 /// spatial dimensions, with ONNX defaults filled in.
 struct WindowGeometry {

@@ -120,6 +120,49 @@ LogicalResult inferBroadcastResult(Operation *op, ValueRange operands,
   return success();
 }
 
+std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
+  DenseIntElementsAttr attr;
+  if (!value || isNone(value) || !matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (const APInt &v : attr.getValues<APInt>())
+    values.push_back(attr.getElementType().isUnsignedInteger()
+                         ? int64_t(v.getZExtValue())
+                         : v.getSExtValue());
+  return values;
+}
+
+std::optional<int64_t> getONNXDataType(Type elementType) {
+  if (elementType.isF32())
+    return 1;
+  if (elementType.isF64())
+    return 11;
+  if (elementType.isF16())
+    return 10;
+  if (elementType.isBF16())
+    return 16;
+  if (elementType.isInteger(1))
+    return 9;
+  if (isa<ONNXStringType>(elementType))
+    return 8;
+  auto integer = dyn_cast<IntegerType>(elementType);
+  if (!integer)
+    return std::nullopt;
+  bool isUnsigned = integer.isUnsigned();
+  switch (integer.getWidth()) {
+  case 8:
+    return isUnsigned ? 2 : 3;
+  case 16:
+    return isUnsigned ? 4 : 5;
+  case 32:
+    return isUnsigned ? 12 : 6;
+  case 64:
+    return isUnsigned ? 13 : 7;
+  default:
+    return std::nullopt;
+  }
+}
+
 Type getElementTypeForONNXDataType(MLIRContext *context, int64_t dataType) {
   auto integer = [&](unsigned width, bool isUnsigned) -> Type {
     return IntegerType::get(context, width,

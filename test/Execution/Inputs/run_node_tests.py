@@ -49,19 +49,22 @@ MINIMUM_PATTERN = re.compile(r"#\s*MINIMUM:\s*(\w+)\s+(\d+)")
 
 
 def first_error(stderr):
+    """The first error message, without the model path (the test name says
+    which model); shared with run_node_tests_opsets.py."""
     for line in stderr.splitlines():
         if "error:" in line:
-            # Drop the model path: the test name says which model.
             return line.split("error:", 1)[1].strip()[:240]
     return stderr.strip().splitlines()[-1][:240] if stderr.strip() else ""
 
 
-def classify(stderr):
+def classify(stderr, other="error"):
+    """The kind of a failed vram-run: a mismatch, an op not lowered, or
+    `other`."""
     if "does not match" in stderr:
         return "wrong result"
     if "cannot lower" in stderr or "failed to legalize" in stderr:
         return "not lowered"
-    return "error"
+    return other
 
 
 def run_test(tools, directory, timeout):

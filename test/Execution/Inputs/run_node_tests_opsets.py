@@ -37,24 +37,10 @@ import sys
 import tarfile
 import threading
 
-OPSET_ATTRIBUTES = re.compile(r"onnx\.(?:ir_version|opset|source_opset) = \d+ : i64")
+from run_node_tests import classify, first_error
+
+OPSET_ATTRIBUTES = re.compile(r"onnx\.(?:ir_version|opset) = \d+ : i64")
 GENERIC_OP = re.compile(r'onnx\.Node "(\w+)"')
-
-
-def first_error(stderr):
-    for line in stderr.splitlines():
-        if "error:" in line:
-            return line.split("error:", 1)[1].strip()[:240]
-    lines = stderr.strip().splitlines()
-    return lines[-1][:240] if lines else ""
-
-
-def classify_run(stderr):
-    if "does not match" in stderr:
-        return "wrong result"
-    if "cannot lower" in stderr or "failed to legalize" in stderr:
-        return "not lowered"
-    return "run error"
 
 
 def stream_tarball(tarball, workdir, wanted, submit, limit):
@@ -145,7 +131,7 @@ class Runner:
             return "pass", ""
         if run.returncode != 1:
             return "crash", f"vram-run exit {run.returncode}: {first_error(run.stderr)}"
-        return classify_run(run.stderr), first_error(run.stderr)
+        return classify(run.stderr, "run error"), first_error(run.stderr)
 
     def test(self, entry, directory):
         """(imported, outcome, message, reused)."""

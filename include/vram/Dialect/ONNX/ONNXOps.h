@@ -30,6 +30,12 @@ inferBroadcastResult(mlir::Operation *op, mlir::ValueRange operands,
 /// The element type ONNX's TensorProto.DataType `dataType` names, or null.
 mlir::Type getElementTypeForONNXDataType(mlir::MLIRContext *context,
                                          int64_t dataType);
+/// The inverse: the TensorProto.DataType code of `elementType` (Cast's `to`,
+/// TypeProtos), or nullopt for a type ONNX has no code for here.
+std::optional<int64_t> getONNXDataType(mlir::Type elementType);
+/// The values of a constant integer tensor operand (shapes, axes, pads), or
+/// nullopt when the operand is absent (`none`) or not a constant.
+std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
 } // namespace vram
 
 #define GET_OP_CLASSES

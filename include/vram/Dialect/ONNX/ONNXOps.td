@@ -124,6 +124,13 @@ def ONNXConstantOp : ONNX_Op<"Constant", [Pure, ConstantLike]> {
   }];
   let arguments = (ins ElementsAttr:$value);
   let results = (outs AnyTensor:$output);
+  // A 1-d int64 constant: the shapes, axes and pads passes build.
+  let builders = [OpBuilder<(ins "::llvm::ArrayRef<int64_t>":$values), [{
+    auto type = ::mlir::RankedTensorType::get({int64_t(values.size())},
+                                              $_builder.getI64Type());
+    build($_builder, $_state, type,
+          ::mlir::DenseIntElementsAttr::get(type, values));
+  }]>];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
