@@ -110,6 +110,44 @@ LayerMap computeLayers(const MemoryAnalysis &analysis, unsigned depth) {
   return layers;
 }
 
+/// "phases": the peak of each phase and its groups (JSON report and HTML).
+void writePhasesJSON(const MemoryAnalysis &analysis,
+                     llvm::json::OStream &json) {
+  json.attributeArray("phases", [&] {
+    for (const PhasePeak &phase : computePhasePeaks(analysis)) {
+      json.objectBegin();
+      json.attribute("phase", phase.phase);
+      json.attribute("peak", phase.bytes);
+      json.attribute("point", phase.point);
+      json.attribute("model_states", phase.groups.modelStates);
+      json.attribute("saved_activations", phase.groups.savedActivations);
+      json.attribute("transient", phase.groups.transient);
+      json.attribute("other", phase.groups.other);
+      json.objectEnd();
+    }
+  });
+}
+
+void printPhaseTable(const MemoryAnalysis &analysis, llvm::raw_ostream &os) {
+  SmallVector<PhasePeak> phases = computePhasePeaks(analysis);
+  if (phases.empty())
+    return;
+  os << "  Peak of each phase (model states = parameters + gradients + "
+        "optimizer state):\n";
+  os << llvm::format("  %-10s %16s %8s %16s %16s %16s %16s\n", "phase",
+                     "peak bytes", "at op", "model states", "saved activ.",
+                     "transient", "other");
+  for (const PhasePeak &phase : phases)
+    os << llvm::format("  %-10s %16s %8u %16s %16s %16s %16s\n",
+                       phase.phase.str().c_str(),
+                       formatExactBytes(phase.bytes).c_str(), phase.point + 1,
+                       formatExactBytes(phase.groups.modelStates).c_str(),
+                       formatExactBytes(phase.groups.savedActivations).c_str(),
+                       formatExactBytes(phase.groups.transient).c_str(),
+                       formatExactBytes(phase.groups.other).c_str());
+  os << "\n";
+}
+
 void printBudgetLine(const MemoryAnalysis &analysis,
                      const MemoryReportOptions &options, llvm::raw_ostream &os) {
   if (!options.budget)
@@ -130,6 +168,58 @@ void printBudgetLine(const MemoryAnalysis &analysis,
 }
 
 } // namespace
+
+MemoryGroups groupCategories(const CategoryBytes &bytes) {
+  MemoryGroups groups;
+  for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
+    switch (categoryAt(c)) {
+    case MemoryCategory::Parameter:
+    case MemoryCategory::Gradient:
+    case MemoryCategory::OptimizerState:
+      groups.modelStates += bytes[c];
+      break;
+    case MemoryCategory::SavedActivation:
+      groups.savedActivations += bytes[c];
+      break;
+    case MemoryCategory::Activation:
+    case MemoryCategory::Workspace:
+      groups.transient += bytes[c];
+      break;
+    case MemoryCategory::State:
+    case MemoryCategory::Input:
+    case MemoryCategory::Output:
+      groups.other += bytes[c];
+      break;
+    }
+  }
+  return groups;
+}
+
+SmallVector<PhasePeak> computePhasePeaks(const MemoryAnalysis &analysis) {
+  static constexpr llvm::StringLiteral kPhases[] = {"forward", "backward",
+                                                    "optimizer"};
+  std::optional<PhasePeak> peaks[std::size(kPhases)];
+  bool tagged = false;
+  for (auto [point, op] : llvm::enumerate(analysis.getSchedule())) {
+    auto tag = op->getAttrOfType<StringAttr>("vram.phase");
+    tagged |= bool(tag);
+    StringRef phase = tag ? tag.getValue() : StringRef("forward");
+    auto *known = llvm::find(kPhases, phase);
+    if (known == std::end(kPhases))
+      continue;
+    std::optional<PhasePeak> &peak = peaks[known - std::begin(kPhases)];
+    uint64_t bytes = analysis.getLiveBytes(point);
+    if (!peak || bytes > peak->bytes)
+      peak = PhasePeak{*known, bytes, unsigned(point),
+                       groupCategories(analysis.getTimeline()[point])};
+  }
+  SmallVector<PhasePeak> phases;
+  if (tagged)
+    for (const std::optional<PhasePeak> &peak : peaks)
+      if (peak)
+        phases.push_back(*peak);
+  return phases;
+}
 
 void printMemoryTable(const MemoryAnalysis &analysis, StringRef function,
                       const MemoryReportOptions &options, llvm::raw_ostream &os) {
@@ -165,6 +255,7 @@ void printMemoryTable(const MemoryAnalysis &analysis, StringRef function,
   os << llvm::format("  %-34s %12s %16s\n\n", "total at peak",
                      formatBinaryBytes(peak).c_str(),
                      formatExactBytes(peak).c_str());
+  printPhaseTable(analysis, os);
 
   os << "  Largest tensors:\n";
   os << llvm::format("  %12s %16s  %-18s %-13s  %s\n", "size", "bytes",
@@ -235,6 +326,7 @@ void printMemoryJSON(const MemoryAnalysis &analysis, StringRef function,
   json.attributeBegin("totals");
   categoryObject(analysis.getTotals());
   json.attributeEnd();
+  writePhasesJSON(analysis, json);
   if (options.budget) {
     json.attributeObject("budget", [&] {
       json.attribute("bytes", *options.budget);
@@ -406,7 +498,9 @@ document.getElementById("title").textContent="Memory of @"+data.function;
 document.getElementById("summary").innerHTML="peak <b>"+fmt(data.peak.bytes)+"</b> ("+
  data.peak.bytes.toLocaleString("en-US")+" bytes) at op "+(data.peak.point+1)+": "+data.peak.op+" "+data.peak.node+
  (data.budget?" &middot; budget "+fmt(data.budget)+(data.peak.bytes<=data.budget?" (fits)":" (does not fit)"):"")+
- " &middot; "+data.num_ops+" ops"+(n<data.num_ops?", "+n+" sampled points":"");
+ " &middot; "+data.num_ops+" ops"+(n<data.num_ops?", "+n+" sampled points":"")+
+ (data.phases.length?" &middot; phase peaks: "+data.phases.map(p=>p.phase+" "+fmt(p.peak)+
+ " (op "+(p.point+1)+")").join(", "):"");
 document.getElementById("legend").innerHTML=cats.map(c=>'<span><i style="background:'+
  colors[c]+'"></i>'+c+"</span>").join("");
 document.getElementById("notes").innerHTML="Includes: "+data.includes.join("; ")+
@@ -442,6 +536,7 @@ void printMemoryHTML(const MemoryAnalysis &analysis, StringRef function,
   });
   if (options.budget)
     json.attribute("budget", *options.budget);
+  writePhasesJSON(analysis, json);
   json.attributeArray("includes", [&] {
     for (StringRef line : getReportIncludes())
       json.value(line);

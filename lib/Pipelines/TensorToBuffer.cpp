@@ -34,4 +34,7 @@ void vram::buildTensorToBufferPipeline(OpPassManager &pm) {
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Parameters and optimizer state updated in place stay in their
+  // arguments: returning them again would copy them.
+  pm.addPass(createDropArgumentResultsPass());
 }

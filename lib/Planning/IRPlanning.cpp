@@ -8,6 +8,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -83,6 +84,28 @@ std::vector<Operation *> scheduleForMemory(Block &body,
     }
     for (unsigned buffer : reads[i])
       ++pendingReaders[buffer];
+  }
+  // An op writing a buffer in place (a destination-passing op: vram.update
+  // into a parameter) runs after every op reading the value it overwrites,
+  // directly or through views, which SSA alone does not say.
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+    if (!dps)
+      continue;
+    SmallVector<Value> overwritten(dps.getDpsInits());
+    while (!overwritten.empty()) {
+      Value value = overwritten.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        Operation *reader = body.findAncestorOpInBlock(*user);
+        if (reader == op)
+          continue;
+        if (auto it = indexOf.find(reader); it != indexOf.end())
+          predecessors[i].insert(it->second);
+        for (OpResult result : user->getResults())
+          if (getAliasedOperand(result) == value)
+            overwritten.push_back(result);
+      }
+    }
   }
   // Only buffers allocated by ops and not returned are freed early.
   auto isFreeable = [&](unsigned buffer) {
@@ -200,8 +223,16 @@ IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
       category = planner::TensorCategory::Parameter;
     auto tensorType = dyn_cast<RankedTensorType>(value.getType());
     bool offloadable = producer && tensorType && tensorType.hasStaticShape();
+    // A result in the storage of an argument or a constant (a parameter
+    // updated in place) allocates nothing: that storage is counted above, at
+    // every point.
+    uint64_t bytes = buffer.bytes;
+    if (producer && buffer.root != value &&
+        (isa<BlockArgument>(buffer.root) ||
+         isConstant(buffer.root.getDefiningOp())))
+      bytes = 0;
     planner::TensorId id =
-        graph.addTensor(getValueName(value), buffer.bytes, category, producer,
+        graph.addTensor(getValueName(value), bytes, category, producer,
                         recomputable && producer.has_value(), offloadable);
     result.values.push_back(value);
     result.categories.push_back(buffer.category);

@@ -19,6 +19,10 @@
 using namespace mlir;
 using namespace vram;
 
+/// Set by vram-drop-argument-results on the entry function.
+static constexpr llvm::StringLiteral kResultsInArgumentsAttr =
+    "vram.results_in_arguments";
+
 std::string TensorSpec::getTypeString() const {
   HostTensor shapeOnly;
   shapeOnly.kind = kind;
@@ -84,9 +88,22 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   buildLowerToCPUPipeline(pm, entry);
   if (failed(pm.run(module)))
     return failure();
+  // Results left in argument buffers by in-place updates.
+  SmallVector<int64_t> resultArguments(signature.results.size(), -1);
+  if (auto lowered = module.lookupSymbol<LLVM::LLVMFuncOp>(entry))
+    if (auto held = lowered->removeAttr(kResultsInArgumentsAttr)) {
+      ArrayRef<int64_t> indices = cast<DenseI64ArrayAttr>(held).asArrayRef();
+      if (indices.size() != resultArguments.size())
+        return module.emitError()
+               << "internal error: " << kResultsInArgumentsAttr << " has "
+               << indices.size() << " entries for "
+               << resultArguments.size() << " results";
+      resultArguments.assign(indices.begin(), indices.end());
+    }
   // onnx.name / vram.param mean nothing to LLVM IR translation, which would
   // warn about each; they were read into `signature` already.
   module.walk([](LLVM::LLVMFuncOp llvmFunc) {
+    llvmFunc->removeAttr(kResultsInArgumentsAttr);
     auto func = cast<FunctionOpInterface>(llvmFunc.getOperation());
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       for (NamedAttribute attr : func.getArgAttrs(i))
@@ -115,8 +132,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   if (!engine)
     return module.emitError() << "JIT compilation failed: "
                               << llvm::toString(engine.takeError());
-  return std::unique_ptr<CompiledFunction>(new CompiledFunction(
-      std::move(*engine), entry.str(), std::move(signature)));
+  return std::unique_ptr<CompiledFunction>(
+      new CompiledFunction(std::move(*engine), entry.str(),
+                           std::move(signature), std::move(resultArguments)));
 }
 
 namespace {
@@ -149,16 +167,26 @@ CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
     return error("@" + entry + " takes " +
                  llvm::Twine(signature.arguments.size()) + " arguments, got " +
                  llvm::Twine(arguments.size()));
+  // Arguments the function updates in place get a copy, which becomes the
+  // result it holds.
+  llvm::DenseMap<int64_t, HostTensor> updatedArguments;
+  for (int64_t argument : resultArguments)
+    if (argument >= 0)
+      updatedArguments.try_emplace(argument, arguments[argument]);
   // The identity layout: offset 0, row-major strides.
   std::vector<std::vector<int64_t>> descriptors;
   llvm::DenseSet<void *> argumentBuffers;
-  for (auto [spec, tensor] : llvm::zip(signature.arguments, arguments)) {
+  for (auto [index, spec, tensor] :
+       llvm::enumerate(signature.arguments, arguments)) {
     if (tensor.kind != spec.kind || tensor.shape != spec.shape)
       return error("argument '" + spec.name + "' is " + spec.getTypeString() +
                    "; got " + tensor.getTypeString());
     int64_t rank = spec.shape.size();
     std::vector<int64_t> words(DescriptorView::getNumWords(rank));
-    auto *data = const_cast<uint8_t *>(tensor.bytes.data());
+    auto updated = updatedArguments.find(index);
+    auto *data = updated != updatedArguments.end()
+                     ? updated->second.bytes.data()
+                     : const_cast<uint8_t *>(tensor.bytes.data());
     words[0] = words[1] = reinterpret_cast<int64_t>(data);
     words[2] = 0;
     for (int64_t d = rank - 1, stride = 1; d >= 0; stride *= spec.shape[d--]) {
@@ -169,8 +197,9 @@ CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
     descriptors.push_back(std::move(words));
   }
   int64_t resultWords = 0;
-  for (const TensorSpec &spec : signature.results)
-    resultWords += DescriptorView::getNumWords(spec.shape.size());
+  for (auto [spec, argument] : llvm::zip(signature.results, resultArguments))
+    if (argument < 0)
+      resultWords += DescriptorView::getNumWords(spec.shape.size());
   std::vector<int64_t> results(resultWords);
 
   // The packed interface of _mlir_ciface_<entry>: one pointer per argument
@@ -178,7 +207,7 @@ CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
   // (when there are results), then a pointer to each descriptor.
   llvm::SmallVector<void *> pointers;
   llvm::SmallVector<void *> packed;
-  if (!signature.results.empty())
+  if (resultWords != 0)
     pointers.push_back(results.data());
   for (std::vector<int64_t> &words : descriptors)
     pointers.push_back(words.data());
@@ -191,7 +220,11 @@ CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
   llvm::SmallVector<HostTensor> outputs;
   llvm::DenseSet<void *> freed;
   int64_t *words = results.data();
-  for (const TensorSpec &spec : signature.results) {
+  for (auto [spec, argument] : llvm::zip(signature.results, resultArguments)) {
+    if (argument >= 0) {
+      outputs.push_back(updatedArguments.find(argument)->second);
+      continue;
+    }
     int64_t rank = spec.shape.size();
     DescriptorView view{words, rank};
     words += DescriptorView::getNumWords(rank);
@@ -225,7 +258,9 @@ CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
   // identical gradients merged by CSE), which is freed once; arguments and
   // globals never.
   words = results.data();
-  for (const TensorSpec &spec : signature.results) {
+  for (auto [spec, argument] : llvm::zip(signature.results, resultArguments)) {
+    if (argument >= 0)
+      continue;
     int64_t rank = spec.shape.size();
     void *allocated = DescriptorView{words, rank}.allocated();
     words += DescriptorView::getNumWords(rank);

@@ -1,9 +1,10 @@
 //===- TrainingStep.cpp - builds a training step from a forward pass ------===//
 //
 // forward (optionally in half precision) -> loss -> backward by reverse-mode
-// differentiation over the block (GradientOpInterface) -> optimizer update.
-// Everything is onnx ops in one block, in execution order, so the memory
-// analysis sees what a training step really keeps alive.
+// differentiation over the block (GradientOpInterface) -> optimizer update
+// (one in-place vram.update per parameter). Everything is in one block, in
+// execution order, so the memory analysis sees what a training step really
+// keeps alive.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "vram/Dialect/Vram/VramOps.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -330,17 +332,26 @@ private:
                               Value prediction, Value seed);
   LogicalResult checkSavedReads(Operation *op, ArrayRef<Value> saved,
                                 ArrayRef<Operation *> built);
-  void buildOptimizer(ArrayRef<BlockArgument> trainable,
-                      SmallVectorImpl<Value> &results,
-                      SmallVectorImpl<std::string> &resultNames);
-  BlockArgument addOptimizerState(BlockArgument param, StringRef suffix,
-                                  Type type);
+  /// Unscales each parameter's gradient and, unless the optimizer is none,
+  /// updates the parameter where the placement says; appends the step's
+  /// results after the loss (the gradients when there is no optimizer).
+  void finishGradients(ArrayRef<BlockArgument> trainable,
+                       SmallVectorImpl<Value> &results,
+                       SmallVectorImpl<std::string> &names);
+  void buildUpdate(OpBuilder &builder, BlockArgument param, Value grad,
+                   Value scale);
+  /// The factor that brings the gradients' global norm to clip-norm.
+  Value buildClipScale(OpBuilder &builder, ArrayRef<Value> grads);
+  BlockArgument addOptimizerState(StringRef name, Type type);
 
   func::FuncOp func;
   const TrainingOptions &options;
   MLIRContext *context;
   PhaseTagger backwardTagger, optimizerTagger;
   llvm::DenseMap<Value, Value> gradients;
+  SmallVector<UpdateOp> updates;
+  /// The counted step number Adam's bias corrections read.
+  Value stepCount;
 };
 
 LogicalResult TrainingStepBuilder::differentiate(
@@ -429,10 +440,8 @@ TrainingStepBuilder::checkSavedReads(Operation *op, ArrayRef<Value> saved,
   return success();
 }
 
-BlockArgument TrainingStepBuilder::addOptimizerState(BlockArgument param,
-                                                     StringRef suffix,
+BlockArgument TrainingStepBuilder::addOptimizerState(StringRef name,
                                                      Type type) {
-  std::string name = getValueName(param) + "." + suffix.str();
   OpBuilder builder(context);
   unsigned index = func.getNumArguments();
   (void)func.insertArgument(
@@ -445,117 +454,202 @@ BlockArgument TrainingStepBuilder::addOptimizerState(BlockArgument param,
   return func.getArgument(index);
 }
 
-void TrainingStepBuilder::buildOptimizer(
-    ArrayRef<BlockArgument> trainable, SmallVectorImpl<Value> &results,
-    SmallVectorImpl<std::string> &resultNames) {
-  Block &body = func.getBody().front();
-  OpBuilder builder(context);
-  builder.setInsertionPoint(body.getTerminator());
-  builder.setListener(&optimizerTagger);
-  StringAttr parameterCategory = builder.getStringAttr("parameter");
-  StringAttr stateCategory = builder.getStringAttr("optimizer_state");
-  auto markAs = [](Value value, StringAttr category) {
-    value.getDefiningOp()->setAttr(kCategoryAttr, category);
-  };
-  bool adam = options.optimizer == OptimizerKind::Adam ||
-              options.optimizer == OptimizerKind::AdamW;
-  // Adam's bias correction needs the step count: one f32 scalar of state.
-  Value step, nextStep;
-  if (adam) {
-    Type f32 = builder.getF32Type();
-    unsigned index = func.getNumArguments();
-    (void)func.insertArgument(
-        index, RankedTensorType::get({}, f32),
-        builder.getDictionaryAttr(
-            {builder.getNamedAttr(kNameAttr, builder.getStringAttr("step")),
-             builder.getNamedAttr(kParamAttr,
-                                  builder.getStringAttr("optimizer_state"))}),
-        func.getLoc());
-    step = func.getArgument(index);
-    IRBuilding ir(builder, NameLoc::get(builder.getStringAttr("optimizer")));
-    nextStep = ir.add(step, ir.scalar(f32, 1.0));
-    markAs(nextStep, stateCategory);
+/// The op after which `param` can be updated in place: the latest of its
+/// gradient's producer and every op reading the parameter's storage
+/// (directly or through views), so that no read sees the new value.
+static Operation *findUpdatePoint(BlockArgument param, Value grad) {
+  Operation *latest = grad.getDefiningOp();
+  SmallVector<Value> storage{param};
+  while (!storage.empty()) {
+    Value value = storage.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (!latest || latest->isBeforeInBlock(user))
+        latest = user;
+      for (OpResult result : user->getResults())
+        if (getAliasedOperand(result) == value)
+          storage.push_back(result);
+    }
   }
-  // Updated values are named like the arguments they replace.
-  SmallVector<Value> updatedParams, updatedStates;
-  SmallVector<std::string> paramNames, stateNames;
+  return latest;
+}
+
+static UpdateRule getUpdateRule(OptimizerKind kind) {
+  switch (kind) {
+  case OptimizerKind::SGD:
+    return UpdateRule::SGD;
+  case OptimizerKind::Momentum:
+    return UpdateRule::Momentum;
+  case OptimizerKind::Adam:
+    return UpdateRule::Adam;
+  case OptimizerKind::AdamW:
+    return UpdateRule::AdamW;
+  case OptimizerKind::None:
+    break;
+  }
+  llvm_unreachable("optimizer=none builds no update");
+}
+
+/// The state tensors of each rule, named `<param>.<suffix>` after PyTorch's.
+static ArrayRef<StringRef> getStateSuffixes(UpdateRule rule) {
+  static const StringRef momentum[] = {"momentum"};
+  static const StringRef adam[] = {"exp_avg", "exp_avg_sq"};
+  switch (rule) {
+  case UpdateRule::SGD:
+    return {};
+  case UpdateRule::Momentum:
+    return momentum;
+  case UpdateRule::Adam:
+  case UpdateRule::AdamW:
+    return adam;
+  }
+  llvm_unreachable("unknown update rule");
+}
+
+Value TrainingStepBuilder::buildClipScale(OpBuilder &builder,
+                                          ArrayRef<Value> grads) {
+  // PyTorch's clip_grad_norm_: scale = min(1, max_norm / (norm + 1e-6)),
+  // the norm summed in f32 over every gradient.
+  IRBuilding ir(builder, NameLoc::get(builder.getStringAttr("clip-norm")));
+  Type f32 = builder.getF32Type();
+  Value sumOfSquares;
+  for (Value grad : grads) {
+    Value wide = getElementTypeOrSelf(grad.getType()) == f32
+                     ? grad
+                     : ir.cast(grad, f32);
+    auto rank = cast<RankedTensorType>(wide.getType()).getRank();
+    SmallVector<int64_t> axes(rank);
+    std::iota(axes.begin(), axes.end(), 0);
+    Value squares = ir.reduceSum(ir.mul(wide, wide), axes, /*keepDims=*/false);
+    sumOfSquares = sumOfSquares ? ir.add(sumOfSquares, squares) : squares;
+  }
+  Value norm = ir.sqrt(sumOfSquares);
+  Value factor = ir.div(ir.scalar(f32, options.clipNorm),
+                        ir.add(norm, ir.scalar(f32, 1e-6)));
+  Value one = ir.scalar(f32, 1.0);
+  return ir.where(ir.greater(factor, one), one, factor);
+}
+
+void TrainingStepBuilder::finishGradients(ArrayRef<BlockArgument> trainable,
+                                          SmallVectorImpl<Value> &results,
+                                          SmallVectorImpl<std::string> &names) {
+  Block &body = func.getBody().front();
+  bool inBackward = options.placement == UpdatePlacement::InBackward &&
+                    options.optimizer != OptimizerKind::None;
+  OpBuilder builder(context);
+  // Where each parameter's gradient is finished (unscaled) and used.
+  SmallVector<std::pair<BlockArgument, Value>> finished;
   for (BlockArgument param : trainable) {
     Value grad = gradients.lookup(param);
-    if (!grad)
+    if (!grad) {
+      mlir::emitWarning(func.getLoc())
+          << "parameter '" << getValueName(param)
+          << "' does not affect the loss: it gets no update";
       continue;
-    IRBuilding ir(builder, NameLoc::get(builder.getStringAttr(
-                               getValueName(param) + "/update")));
-    auto type = cast<RankedTensorType>(param.getType());
-    Type element = type.getElementType();
-    auto c = [&](double v) { return ir.scalar(element, v); };
-    bool l2 = options.weightDecay != 0.0 &&
-              options.optimizer != OptimizerKind::AdamW;
-    if (l2)
-      grad = ir.add(grad, ir.mul(param, c(options.weightDecay)));
-    Value newParam;
-    switch (options.optimizer) {
-    case OptimizerKind::None:
-      llvm_unreachable("optimizer=none builds no update");
-    case OptimizerKind::SGD:
-      newParam = ir.sub(param, ir.mul(grad, c(options.learningRate)));
-      break;
-    case OptimizerKind::Momentum: {
-      // v' = mu v + g; p' = p - lr v' (PyTorch's SGD with momentum)
-      BlockArgument velocity = addOptimizerState(param, "momentum", type);
-      Value newVelocity =
-          ir.add(ir.mul(velocity, c(options.momentum)), grad);
-      markAs(newVelocity, stateCategory);
-      updatedStates.push_back(newVelocity);
-      stateNames.push_back(getValueName(velocity));
-      newParam = ir.sub(param, ir.mul(newVelocity, c(options.learningRate)));
-      break;
     }
-    case OptimizerKind::Adam:
-    case OptimizerKind::AdamW: {
-      BlockArgument m = addOptimizerState(param, "exp_avg", type);
-      BlockArgument v = addOptimizerState(param, "exp_avg_sq", type);
-      double b1 = options.beta1, b2 = options.beta2;
-      Value newM = ir.add(ir.mul(m, c(b1)), ir.mul(grad, c(1.0 - b1)));
-      Value newV =
-          ir.add(ir.mul(v, c(b2)), ir.mul(ir.mul(grad, grad), c(1.0 - b2)));
-      markAs(newM, stateCategory);
-      markAs(newV, stateCategory);
-      updatedStates.push_back(newM);
-      updatedStates.push_back(newV);
-      stateNames.push_back(getValueName(m));
-      stateNames.push_back(getValueName(v));
-      // p' = p - lr (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps). The
-      // bias corrections are f32 scalars, cast once: in bf16, 0.999 rounds
-      // to 1 and 1 - b2^t would be 0.
-      Type f32 = builder.getF32Type();
-      auto f32Constant = [&](double v) { return ir.scalar(f32, v); };
-      Value correction1 = ir.cast(
-          ir.sub(f32Constant(1.0), ir.pow(f32Constant(b1), nextStep)), element);
-      Value correction2 = ir.cast(
-          ir.sub(f32Constant(1.0), ir.pow(f32Constant(b2), nextStep)), element);
-      Value denominator =
-          ir.add(ir.sqrt(ir.div(newV, correction2)), c(options.epsilon));
-      Value update = ir.div(ir.div(newM, correction1), denominator);
-      if (options.optimizer == OptimizerKind::AdamW &&
-          options.weightDecay != 0.0)
-        update = ir.add(update, ir.mul(param, c(options.weightDecay)));
-      newParam = ir.sub(param, ir.mul(update, c(options.learningRate)));
-      break;
+    if (inBackward)
+      builder.setInsertionPointAfter(findUpdatePoint(param, grad));
+    else
+      builder.setInsertionPoint(body.getTerminator());
+    builder.setListener(&backwardTagger);
+    if (usesLossScaling(options.precision)) {
+      IRBuilding ir(builder, NameLoc::get(builder.getStringAttr(
+                                 getValueName(param) + "/unscale")));
+      grad = ir.mul(grad, ir.scalar(getElementTypeOrSelf(grad.getType()),
+                                    1.0 / options.lossScale));
     }
-    }
-    markAs(newParam, parameterCategory);
-    updatedParams.push_back(newParam);
-    paramNames.push_back(getValueName(param));
-  }
-  results.append(updatedParams);
-  results.append(updatedStates);
-  resultNames.append(paramNames);
-  resultNames.append(stateNames);
-  if (nextStep) {
-    results.push_back(nextStep);
-    resultNames.push_back("step");
+    markGradient(grad);
+    finished.push_back({param, grad});
+    if (inBackward)
+      buildUpdate(builder, param, grad, /*scale=*/nullptr);
   }
   builder.setListener(nullptr);
+
+  if (options.optimizer == OptimizerKind::None) {
+    // No update: the step returns the gradients themselves (gradient
+    // accumulation, gradient checks).
+    for (auto [param, grad] : finished) {
+      results.push_back(grad);
+      names.push_back(getValueName(param) + ".grad");
+    }
+    return;
+  }
+  if (!inBackward) {
+    builder.setInsertionPoint(body.getTerminator());
+    builder.setListener(&optimizerTagger);
+    Value scale;
+    if (options.clipNorm > 0.0)
+      scale = buildClipScale(builder, llvm::to_vector(llvm::make_second_range(
+                                          finished)));
+    for (auto [param, grad] : finished)
+      buildUpdate(builder, param, grad, scale);
+    builder.setListener(nullptr);
+  }
+  // The step is counted before the first update reads it.
+  if (stepCount) {
+    Operation *first = nullptr;
+    for (UpdateOp update : updates)
+      if (!first || update->isBeforeInBlock(first))
+        first = update;
+    stepCount.getDefiningOp()->moveBefore(first);
+  }
+
+  // Results: the parameters, their state, the step count; each one the
+  // buffer of the argument it is named after.
+  SmallVector<Value> states;
+  SmallVector<std::string> stateNames;
+  for (UpdateOp update : updates) {
+    results.push_back(update.getResult(0));
+    names.push_back(getValueName(update.getInits()[0]));
+    for (auto [state, init] :
+         llvm::zip(update.getResults().drop_front(),
+                   update.getInits().drop_front())) {
+      states.push_back(state);
+      stateNames.push_back(getValueName(init));
+    }
+  }
+  results.append(states);
+  names.append(stateNames);
+  if (stepCount) {
+    results.push_back(stepCount);
+    names.push_back("step");
+  }
+}
+
+void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
+                                      Value grad, Value scale) {
+  OpBuilder::Listener *listener = builder.getListener();
+  builder.setListener(&optimizerTagger);
+  UpdateRule rule = getUpdateRule(options.optimizer);
+  Location loc =
+      NameLoc::get(builder.getStringAttr(getValueName(param) + "/update"));
+  bool adam = rule == UpdateRule::Adam || rule == UpdateRule::AdamW;
+  if (adam && !stepCount) {
+    // Adam's bias correction needs the step count: one f32 scalar of
+    // state, counted in place.
+    auto type = RankedTensorType::get({}, builder.getF32Type());
+    BlockArgument step = addOptimizerState("step", type);
+    stepCount = IncrementOp::create(builder,
+                                    NameLoc::get(builder.getStringAttr("step")),
+                                    step);
+  }
+  SmallVector<Value> inits{param};
+  for (StringRef suffix : getStateSuffixes(rule))
+    inits.push_back(addOptimizerState(getValueName(param) + "." + suffix.str(),
+                                      param.getType()));
+  // Only the hyperparameters of the rule; the others keep their defaults
+  // and stay out of the printed IR.
+  auto f64 = [&](double value, bool used) {
+    return used ? builder.getF64FloatAttr(value) : FloatAttr();
+  };
+  bool momentum = rule == UpdateRule::Momentum;
+  updates.push_back(UpdateOp::create(
+      builder, loc, UpdateRuleAttr::get(context, rule),
+      f64(options.learningRate, true), f64(options.momentum, momentum),
+      f64(options.beta1, adam), f64(options.beta2, adam),
+      f64(options.epsilon, adam),
+      f64(options.weightDecay, options.weightDecay != 0.0), grad,
+      adam ? stepCount : Value(), scale, inits));
+  builder.setListener(listener);
 }
 
 /// The updated running statistics of training-mode BatchNormalization are
@@ -636,39 +730,9 @@ LogicalResult TrainingStepBuilder::build() {
                            loss->predictionGradient)))
     return failure();
 
-  // Gradients of the parameters, unscaled in their own precision.
-  builder.setListener(&backwardTagger);
-  for (BlockArgument param : trainable) {
-    Value &grad = gradients[param];
-    if (!grad) {
-      mlir::emitWarning(func.getLoc())
-          << "parameter '" << getValueName(param)
-          << "' does not affect the loss: it gets no update";
-      continue;
-    }
-    if (usesLossScaling(options.precision)) {
-      IRBuilding ir(builder, NameLoc::get(builder.getStringAttr(
-                                 getValueName(param) + "/unscale")));
-      grad = ir.mul(grad, ir.scalar(getElementTypeOrSelf(grad.getType()),
-                                    1.0 / options.lossScale));
-    }
-    markGradient(grad);
-  }
-  builder.setListener(nullptr);
-
   SmallVector<Value> results{loss->value};
   SmallVector<std::string> resultNames{"loss"};
-  if (options.optimizer == OptimizerKind::None) {
-    // No update: the step returns the gradients themselves (gradient
-    // accumulation, gradient checks).
-    for (BlockArgument param : trainable)
-      if (Value grad = gradients.lookup(param)) {
-        results.push_back(grad);
-        resultNames.push_back(getValueName(param) + ".grad");
-      }
-  } else {
-    buildOptimizer(trainable, results, resultNames);
-  }
+  finishGradients(trainable, results, resultNames);
   appendRunningStatistics(forward, results, resultNames);
   returnOp->setOperands(results);
   func.setType(FunctionType::get(context, body.getArgumentTypes(),

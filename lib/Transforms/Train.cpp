@@ -1,6 +1,7 @@
 //===- Train.cpp - the vram-train pass ------------------------------------===//
 
 #include "vram/Dialect/ONNX/ONNXDialect.h"
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Training/GradientOpInterface.h"
 #include "vram/Training/TrainingStep.h"
 #include "vram/Transforms/Passes.h"
@@ -8,6 +9,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
 
 #define DEBUG_TYPE "vram-train"
 
@@ -77,6 +80,18 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
     parsed.precision = *precisionKind;
     if (lossScale <= 0.0)
       return fail("loss-scale", std::to_string(lossScale), "a positive number");
+    if (update != "after-backward" && update != "in-backward")
+      return fail("update", update, "after-backward or in-backward");
+    parsed.placement = update == "in-backward" ? UpdatePlacement::InBackward
+                                               : UpdatePlacement::AfterBackward;
+    if (!(clipNorm >= 0.0) || std::isinf(clipNorm))
+      return fail("clip-norm", std::to_string(clipNorm),
+                  "a finite non-negative number");
+    if (clipNorm > 0.0 && parsed.placement == UpdatePlacement::InBackward)
+      return fail("clip-norm", std::to_string(clipNorm),
+                  "no clipping with update=in-backward (the global norm "
+                  "needs every gradient before the first update)");
+    parsed.clipNorm = clipNorm;
     parsed.learningRate = learningRate;
     parsed.momentum = momentum;
     parsed.beta1 = beta1;

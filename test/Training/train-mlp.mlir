@@ -21,9 +21,8 @@
 // CHECK: %[[DBV:.*]] = onnx.Reshape(%[[DB]], %{{.*}}) {vram.category = "gradient", vram.phase = "backward"} : (tensor<1x2xf32>, tensor<1xi64>) -> tensor<2xf32>
 // CHECK: %[[XT:.*]] = onnx.Transpose(%[[X]]) {perm = [1, 0], vram.phase = "backward"}
 // CHECK: %[[DW:.*]] = onnx.MatMul(%[[XT]], %[[DADD]]) {vram.category = "gradient", vram.phase = "backward"} : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
-// CHECK: %[[LR:.*]] = onnx.Constant() {value = dense<5.000000e-01> : tensor<f32>, vram.phase = "optimizer"}
-// CHECK: %[[STEP:.*]] = onnx.Mul(%[[DW]], %[[LR]]) {vram.phase = "optimizer"}
-// CHECK: %[[NEWW:.*]] = onnx.Sub(%[[W]], %[[STEP]]) {vram.category = "parameter", vram.phase = "optimizer"}
+// The update writes W in place (one fused op, W's buffer).
+// CHECK: %[[NEWW:.*]] = vram.update sgd %[[DW]] into %[[W]] {learning_rate = 5.000000e-01 : f64, vram.phase = "optimizer"} : tensor<3x2xf32> -> tensor<3x2xf32>
 // CHECK: return %[[LOSS]], %[[NEWW]], %{{.*}} : tensor<f32>, tensor<3x2xf32>, tensor<2xf32>
 func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"},
                 %w: tensor<3x2xf32> {onnx.name = "W", vram.param = "trainable"},

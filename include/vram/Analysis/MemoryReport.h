@@ -14,7 +14,9 @@ namespace vram {
 
 /// The version of the JSON report schema (docs/memory.md). Bump it on any
 /// change a consumer could notice.
-constexpr int kMemoryReportSchemaVersion = 1;
+/// 2: "phases" (the peak of each phase of a training step, split into model
+/// states, saved activations, transient and other).
+constexpr int kMemoryReportSchemaVersion = 2;
 
 struct MemoryReportOptions {
   /// Bytes the program's tensors may use, when the user gave a budget.
@@ -33,6 +35,33 @@ struct MemoryReportOptions {
 /// table, JSON and HTML reports all print them.
 llvm::ArrayRef<llvm::StringRef> getReportIncludes();
 llvm::ArrayRef<llvm::StringRef> getReportExcludes();
+
+/// The live bytes of one program point in the practitioner's groups.
+struct MemoryGroups {
+  /// Parameters, their gradients and the optimizer state (ZeRO's "model
+  /// states").
+  uint64_t modelStates = 0;
+  /// Activations saved for backward.
+  uint64_t savedActivations = 0;
+  /// Activations that die within their phase, and kernel workspace.
+  uint64_t transient = 0;
+  /// Inputs, outputs, non-trainable state and constants.
+  uint64_t other = 0;
+};
+MemoryGroups groupCategories(const CategoryBytes &bytes);
+
+/// The peak of one phase of a training step: the ops tagged
+/// `vram.phase = "backward"` or `"optimizer"`, and the others (forward).
+struct PhasePeak {
+  llvm::StringRef phase;
+  uint64_t bytes = 0;
+  /// The program point of the phase's peak.
+  unsigned point = 0;
+  MemoryGroups groups;
+};
+/// The phases present, in the order forward, backward, optimizer; empty for
+/// a program without phase tags (inference).
+llvm::SmallVector<PhasePeak> computePhasePeaks(const MemoryAnalysis &analysis);
 
 /// The layer (node-name prefix) an op belongs to.
 std::string getLayerName(mlir::Operation *op, unsigned depth);

@@ -46,4 +46,30 @@ def DecomposeAggregatedOpsPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def DropArgumentResultsPass
+    : Pass<"vram-drop-argument-results", "mlir::ModuleOp"> {
+  let summary = "Drops results that are an argument's buffer, updated in "
+                "place, and records which argument each one is";
+  let description = [{
+    After bufferization, a training step's updated parameters and optimizer
+    state are the buffers of the arguments they came in (`vram.update`
+    writes in place). Returning them again would make the caller-owns-
+    results convention copy every one (ownership-based deallocation clones a
+    returned argument). This pass removes such results from public
+    functions nobody calls and sets `vram.results_in_arguments`, one entry
+    per original result: the index of the argument that holds it, or -1 for
+    a result that is still returned.
+
+    ```mlir
+    func.func @main(%p: memref<4xf32>, %g: memref<4xf32>)
+        -> (memref<f32>, memref<4xf32>) { ... return %loss, %p }
+    // becomes
+    func.func @main(%p: memref<4xf32>, %g: memref<4xf32>) -> memref<f32>
+        attributes {vram.results_in_arguments = array<i64: -1, 0>}
+    ```
+    The upstream `drop-equivalent-buffer-results` drops the same results
+    without saying which argument holds them, which a caller needs.
+  }];
+}
+
 #endif // VRAM_PIPELINES_PASSES_TD

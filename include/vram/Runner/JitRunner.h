@@ -56,6 +56,8 @@ public:
 
   /// Calls the function. `arguments` must match the signature's arguments
   /// (kind and shape); the results are copied out and their buffers freed.
+  /// A result the function computes in an argument's buffer (a parameter
+  /// updated in place) is computed in a copy: `arguments` stay unchanged.
   llvm::Expected<llvm::SmallVector<HostTensor>>
   invoke(llvm::ArrayRef<HostTensor> arguments);
 
@@ -63,13 +65,18 @@ public:
 
 private:
   CompiledFunction(std::unique_ptr<mlir::ExecutionEngine> engine,
-                   std::string entry, FunctionSignature signature)
+                   std::string entry, FunctionSignature signature,
+                   llvm::SmallVector<int64_t> resultArguments)
       : engine(std::move(engine)), entry(std::move(entry)),
-        signature(std::move(signature)) {}
+        signature(std::move(signature)),
+        resultArguments(std::move(resultArguments)) {}
 
   std::unique_ptr<mlir::ExecutionEngine> engine;
   std::string entry;
   FunctionSignature signature;
+  /// Per result of the signature, the argument whose buffer holds it after
+  /// the call (vram-drop-argument-results), or -1 when it is returned.
+  llvm::SmallVector<int64_t> resultArguments;
 };
 
 } // namespace vram

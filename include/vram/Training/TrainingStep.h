@@ -15,6 +15,9 @@ enum class LossKind { MeanSquaredError, CrossEntropy };
 /// None: no update; the step returns the loss and the gradients.
 enum class OptimizerKind { None, SGD, Momentum, Adam, AdamW };
 enum class PrecisionKind { FP32, FP16, BF16, AmpFP16, AmpBF16 };
+/// When each parameter is updated: once the backward pass is over, or as
+/// soon as its gradient is final (the gradient then dies at once).
+enum class UpdatePlacement { AfterBackward, InBackward };
 
 struct TrainingOptions {
   LossKind loss = LossKind::MeanSquaredError;
@@ -35,6 +38,10 @@ struct TrainingOptions {
   double beta1 = 0.9, beta2 = 0.999;
   double epsilon = 1e-8;
   double weightDecay = 0.0;
+  UpdatePlacement placement = UpdatePlacement::AfterBackward;
+  /// Largest global L2 norm of the gradients before the update (0: no
+  /// clipping); needs every gradient, so only after the backward pass.
+  double clipNorm = 0.0;
   /// Loss scale of fp16 training (1: none).
   double lossScale = 65536.0;
   /// Parameter names (onnx.name) or globs (`layer1.*`) that get no gradient.

@@ -188,14 +188,16 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
     parameters `vram.category = "gradient"`) and the optimizer update. The
     labels and the optimizer state (`vram.param = "optimizer_state"`) become
     arguments; the loss, the updated parameters and the updated state are
-    returned. See docs/training.md.
+    returned. Each parameter is updated in place by one `vram.update`, so a
+    returned parameter or state tensor is its argument's buffer. See
+    docs/training.md.
 
     ```
     vram-opt model.onnx --batch=64 \
       --pass-pipeline='builtin.module(vram-train{optimizer=adam precision=amp-bf16})'
     ```
   }];
-  let dependentDialects = ["::vram::ONNXDialect"];
+  let dependentDialects = ["::vram::ONNXDialect", "::vram::VramDialect"];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
            "mse or cross-entropy">,
@@ -220,6 +222,13 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
     Option<"epsilon", "eps", "double", /*default=*/"1e-8", "Adam's epsilon">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "L2 penalty (decoupled for adamw)">,
+    Option<"update", "update", "std::string",
+           /*default=*/"\"after-backward\"",
+           "after-backward (every parameter once the backward pass is over) "
+           "or in-backward (each as soon as its gradient is final)">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "clip the gradients to this global L2 norm before the update "
+           "(0: no clipping; after-backward only)">,
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "fp32, fp16, bf16 (everything in that type), amp-fp16 or amp-bf16 "
            "(half compute, fp32 master weights)">,

@@ -3,6 +3,7 @@
 #include "vram/Conversion/ONNXToLinalg/ONNXToLinalg.h"
 #include "vram/Conversion/Passes.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "vram/Dialect/Vram/VramOps.h"
 
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -67,6 +68,7 @@ struct ConvertONNXToLinalgPass
     // op that cannot be lowered (below). Absent optional operands are dead
     // once their users are lowered, and erased below.
     target.addLegalOp<ONNXNoValueOp>();
+    target.addIllegalOp<UpdateOp, IncrementOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
       return typeConverter.isSignatureLegal(func.getFunctionType());
     });

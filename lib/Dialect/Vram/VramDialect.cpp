@@ -13,6 +13,9 @@ using namespace vram;
 
 #include "vram/Dialect/Vram/VramDialect.cpp.inc"
 
+#include "vram/Dialect/Vram/VramEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "vram/Dialect/Vram/VramAttrs.cpp.inc"
 #define GET_TYPEDEF_CLASSES
 #include "vram/Dialect/Vram/VramTypes.cpp.inc"
 
@@ -20,6 +23,10 @@ void VramDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "vram/Dialect/Vram/VramOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "vram/Dialect/Vram/VramAttrs.cpp.inc"
       >();
   addTypes<
 #define GET_TYPEDEF_LIST

@@ -1,4 +1,4 @@
-//===- VramOps.cpp - verifiers and cost models of offload and prefetch ----===//
+//===- VramOps.cpp - verifiers and cost models of the vram ops ------------===//
 
 #include "vram/Dialect/Vram/VramOps.h"
 #include "vram/Analysis/TensorSize.h"
@@ -74,3 +74,102 @@ uint64_t PrefetchOp::getTransferBytes() {
 
 double PrefetchOp::getFlops() { return 0; }
 double PrefetchOp::getBytesAccessed() { return double(getTransferBytes()); }
+
+//===----------------------------------------------------------------------===//
+// UpdateOp
+//===----------------------------------------------------------------------===//
+
+unsigned UpdateOp::getNumInits(UpdateRule rule) {
+  switch (rule) {
+  case UpdateRule::SGD:
+    return 1;
+  case UpdateRule::Momentum:
+    return 2;
+  case UpdateRule::Adam:
+  case UpdateRule::AdamW:
+    return 3;
+  }
+  llvm_unreachable("unknown update rule");
+}
+
+// Each result is the new content of its init.
+LogicalResult UpdateOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr attributes, OpaqueProperties properties, RegionRange regions,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  Adaptor adaptor(operands, attributes, properties, regions);
+  llvm::append_range(inferredReturnTypes, adaptor.getInits().getTypes());
+  return success();
+}
+
+LogicalResult UpdateOp::verify() {
+  UpdateRule rule = getRule();
+  unsigned expected = getNumInits(rule);
+  if (getInits().size() != expected)
+    return emitOpError() << "rule '" << stringifyUpdateRule(rule)
+                         << "' updates " << expected
+                         << " tensors (the parameter and its state), got "
+                         << getInits().size();
+  bool adam = rule == UpdateRule::Adam || rule == UpdateRule::AdamW;
+  if (adam != bool(getStep()))
+    return emitOpError() << "rule '" << stringifyUpdateRule(rule) << "' "
+                         << (adam ? "needs" : "takes no") << " step count";
+  auto paramType = cast<RankedTensorType>(getInits().front().getType());
+  if (!isa<FloatType>(paramType.getElementType()) ||
+      !paramType.hasStaticShape())
+    return emitOpError() << "the parameter must be a statically shaped "
+                            "floating-point tensor, got "
+                         << paramType;
+  for (Value init : getInits())
+    if (init.getType() != paramType)
+      return emitOpError() << "optimizer state of type " << init.getType()
+                           << " does not match the parameter's type "
+                           << paramType;
+  if (getGradient().getType() != paramType)
+    return emitOpError() << "gradient of type " << getGradient().getType()
+                         << " does not match the parameter's type "
+                         << paramType;
+  if (TypeRange(getResults()) != TypeRange(getInits()))
+    return emitOpError("results must have the types of the inits");
+  return success();
+}
+
+/// Floating-point operations per element of each rule, a multiply-add
+/// counting as 2: sgd one, momentum two, Adam two per moment, the square
+/// root, two divisions, an add and the final multiply-add; decay one more.
+static double getUpdateFlopsPerElement(UpdateOp op) {
+  double flops = 0;
+  switch (op.getRule()) {
+  case UpdateRule::SGD:
+    flops = 2;
+    break;
+  case UpdateRule::Momentum:
+    flops = 4;
+    break;
+  case UpdateRule::Adam:
+  case UpdateRule::AdamW:
+    flops = 2 + 3 + kSqrtFlops + 2 + 1 + 2;
+    break;
+  }
+  if (op.getWeightDecay().convertToDouble() != 0)
+    flops += 2;
+  return flops;
+}
+
+double UpdateOp::getFlops() {
+  auto type = cast<RankedTensorType>(getGradient().getType());
+  return getUpdateFlopsPerElement(*this) * double(type.getNumElements());
+}
+
+// Reads the gradient and each init once and writes each init once.
+double UpdateOp::getBytesAccessed() {
+  auto type = cast<RankedTensorType>(getGradient().getType());
+  return double(staticByteSize(type)) * (1 + 2 * getInits().size());
+}
+
+//===----------------------------------------------------------------------===//
+// IncrementOp
+//===----------------------------------------------------------------------===//
+
+double IncrementOp::getFlops() { return 1; }
+double IncrementOp::getBytesAccessed() { return 8; }

@@ -8,6 +8,9 @@
 
 #include "vram/Dialect/Vram/VramDialect.h.inc"
 
+#include "vram/Dialect/Vram/VramEnums.h.inc"
+#define GET_ATTRDEF_CLASSES
+#include "vram/Dialect/Vram/VramAttrs.h.inc"
 #define GET_TYPEDEF_CLASSES
 #include "vram/Dialect/Vram/VramTypes.h.inc"
 

@@ -8,7 +8,8 @@ include "mlir/IR/AttrTypeBase.td"
 
 def Vram_Dialect : Dialect {
   let name = "vram";
-  let summary = "Memory plans as IR: host copies of tensors and recomputation";
+  let summary = "Memory plans as IR: host copies of tensors, recomputation "
+                "and in-place optimizer updates";
   let description = [{
     What `--vram-plan` adds to a program so that it fits a memory budget. The
     order of ops in a block is the schedule; the plan is expressed with:
@@ -18,6 +19,9 @@ def Vram_Dialect : Dialect {
     - `vram.offload`: copies a device tensor to host memory; after it, the
       device tensor may die.
     - `vram.prefetch`: copies a host tensor back into a fresh device tensor.
+    - `vram.update` and `vram.increment`: a training step's optimizer
+      update of a parameter and its state (and the step counter), in the
+      buffers they came in.
     - the unit attribute `vram.recompute` on a clone of a side-effect-free op,
       placed right before the later use it serves (see docs/planning.md for
       why a clone and not a region op).
@@ -28,6 +32,7 @@ def Vram_Dialect : Dialect {
   }];
   let cppNamespace = "::vram";
   let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Marks an op that repeats an earlier computation to save memory.

@@ -1,4 +1,4 @@
-//===- VramOps.h - vram.offload and vram.prefetch ---------------*- C++ -*-===//
+//===- VramOps.h - the vram dialect's ops ----------------------*- C++ -*-===//
 
 #ifndef VRAM_DIALECT_VRAM_VRAMOPS_H
 #define VRAM_DIALECT_VRAM_VRAMOPS_H
@@ -9,6 +9,8 @@
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #define GET_OP_CLASSES

@@ -5,6 +5,9 @@
 
 include "vram/Dialect/Vram/VramDialect.td"
 include "vram/Analysis/CostModelInterface.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Vram_HostTensor : Type<CPred<"::llvm::isa<::vram::HostTensorType>($_self)">,
@@ -55,6 +58,103 @@ def Vram_PrefetchOp : Vram_Op<"prefetch"> {
   let arguments = (ins Arg<Vram_HostTensor, "the host copy", [MemRead]>:$input);
   let results = (outs Res<AnyRankedTensor, "the device tensor", [MemAlloc]>:$result);
   let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer updates
+//===----------------------------------------------------------------------===//
+
+def Vram_UpdateRule : I32EnumAttr<"UpdateRule", "an optimizer's update rule", [
+    I32EnumAttrCase<"SGD", 0, "sgd">,
+    I32EnumAttrCase<"Momentum", 1, "momentum">,
+    I32EnumAttrCase<"Adam", 2, "adam">,
+    I32EnumAttrCase<"AdamW", 3, "adamw">]> {
+  let cppNamespace = "::vram";
+  let genSpecializedAttr = 0;
+}
+def Vram_UpdateRuleAttr : EnumAttr<Vram_Dialect, Vram_UpdateRule, "rule"> {
+  let assemblyFormat = "`` $value";
+}
+
+def Vram_F32Scalar : 0DTensorOf<[F32]>;
+
+// Destination-passing: each result is the new content of its init, so the
+// memory analysis and bufferization see one buffer per parameter and per
+// state tensor, updated where it lives (a donated argument), as PyTorch's
+// in-place optimizers and JAX's donated buffers do.
+def Vram_UpdateOp : Op<Vram_Dialect, "update", [
+    Pure, AttrSizedOperandSegments, DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<CostModelOpInterface>]> {
+  let summary = "one optimizer step of a parameter and its state, in place";
+  let description = [{
+    Applies `rule` to a parameter (the first init) and its optimizer state
+    (the other inits) given the parameter's gradient, as one fused
+    elementwise op that reads and writes each tensor once. Inits per rule:
+    sgd `(param)`, momentum `(param, velocity)`, adam and adamw
+    `(param, exp_avg, exp_avg_sq)`; adam and adamw also read `step`, the
+    step number t (already counted) for the bias corrections. `scale`, when
+    present, multiplies the gradient first (clipping by global norm).
+
+    - sgd: p -= lr g
+    - momentum: v = momentum v + g; p -= lr v
+    - adam(w): m = beta1 m + (1 - beta1) g; v = beta2 v + (1 - beta2) g^2;
+      p -= lr ((m / (1 - beta1^t)) / (sqrt(v / (1 - beta2^t)) + epsilon)
+      [+ weight_decay p for adamw])
+
+    `weight_decay` is L2 (added to the gradient) except for adamw, where it
+    is decoupled. Half-precision tensors are computed in f32 and rounded once
+    (PyTorch's fused optimizers do the same).
+
+    ```mlir
+    %p1, %m1, %v1 = vram.update adam %g step %t into %p, %m, %v
+        {learning_rate = 1.0e-3 : f64}
+        : tensor<64xf32>, tensor<f32> -> tensor<64xf32>, tensor<64xf32>,
+          tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Vram_UpdateRuleAttr:$rule, F64Attr:$learning_rate,
+      DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+      DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+      DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+      DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
+      DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+      AnyRankedTensor:$gradient, Optional<Vram_F32Scalar>:$step,
+      Optional<Vram_F32Scalar>:$scale, Variadic<AnyRankedTensor>:$inits);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $rule $gradient (`step` $step^)? (`scale` $scale^)? `into` $inits attr-dict
+    `:` type($gradient) (`,` type($step)^)? (`,` type($scale)^)? `->` type($inits)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitsMutable();
+    }
+    /// Inits `rule` updates: the parameter and its state tensors.
+    static unsigned getNumInits(UpdateRule rule);
+  }];
+}
+
+def Vram_IncrementOp : Op<Vram_Dialect, "increment", [
+    Pure, DestinationStyleOpInterface, AllTypesMatch<["init", "result"]>,
+    DeclareOpInterfaceMethods<CostModelOpInterface>]> {
+  let summary = "adds one to a scalar counter, in place";
+  let description = [{
+    Counts optimizer steps: the result is `init + 1`, in the init's buffer.
+
+    ```mlir
+    %t1 = vram.increment %t : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Vram_F32Scalar:$init);
+  let results = (outs Vram_F32Scalar:$result);
+  let assemblyFormat = "$init attr-dict `:` type($init)";
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+  }];
 }
 
 #endif // VRAM_DIALECT_VRAM_VRAMOPS_TD
