@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 using namespace mlir;
 using namespace vram;
 using namespace vram::detail;
@@ -138,6 +140,71 @@ OpFoldResult ONNXGreaterOp::fold(FoldAdaptor adaptor) {
                        [](int64_t a, int64_t b) -> std::optional<int64_t> {
                          return a > b;
                        });
+}
+
+/// The integer binary operators of the default domain that shape
+/// computations use, by op_type; null for others.
+using IntBinaryFn = std::optional<int64_t> (*)(int64_t, int64_t);
+static IntBinaryFn getGenericIntBinary(ONNXNodeOp op) {
+  StringRef type = op.getOpType();
+  if (type == "Mod") {
+    // fmod = 1: the sign of the dividend (C's %); 0: of the divisor.
+    auto fmod = op->getAttrOfType<IntegerAttr>("fmod");
+    if (fmod && fmod.getInt() != 0)
+      return [](int64_t a, int64_t b) -> std::optional<int64_t> {
+        if (b == 0)
+          return std::nullopt;
+        return a % b;
+      };
+    return [](int64_t a, int64_t b) -> std::optional<int64_t> {
+      if (b == 0)
+        return std::nullopt;
+      int64_t r = a % b;
+      return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;
+    };
+  }
+  return llvm::StringSwitch<IntBinaryFn>(type)
+      .Case("Min",
+            [](int64_t a, int64_t b) -> std::optional<int64_t> {
+              return std::min(a, b);
+            })
+      .Case("Max",
+            [](int64_t a, int64_t b) -> std::optional<int64_t> {
+              return std::max(a, b);
+            })
+      .Case("Equal",
+            [](int64_t a, int64_t b) -> std::optional<int64_t> {
+              return a == b;
+            })
+      .Case("Less",
+            [](int64_t a, int64_t b) -> std::optional<int64_t> {
+              return a < b;
+            })
+      .Case("LessOrEqual",
+            [](int64_t a, int64_t b) -> std::optional<int64_t> {
+              return a <= b;
+            })
+      .Case("GreaterOrEqual",
+            [](int64_t a, int64_t b) -> std::optional<int64_t> {
+              return a >= b;
+            })
+      .Default(nullptr);
+}
+
+LogicalResult ONNXNodeOp::fold(FoldAdaptor adaptor,
+                               SmallVectorImpl<OpFoldResult> &results) {
+  if (!getDomain().empty() || getNumResults() != 1 ||
+      adaptor.getInputs().size() != 2)
+    return failure();
+  IntBinaryFn fn = getGenericIntBinary(*this);
+  if (!fn)
+    return failure();
+  OpFoldResult folded = foldIntBinary(*this, adaptor.getInputs()[0],
+                                      adaptor.getInputs()[1], fn);
+  if (!folded)
+    return failure();
+  results.push_back(folded);
+  return success();
 }
 
 OpFoldResult ONNXShapeOp::fold(FoldAdaptor) {

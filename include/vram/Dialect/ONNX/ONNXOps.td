@@ -114,6 +114,10 @@ def ONNXNodeOp : ONNX_Op<"Node"> {
   let assemblyFormat = [{
     $op_type `(` $inputs `)` attr-dict `:` functional-type($inputs, results)
   }];
+  // Integer shape arithmetic of operators without a dedicated op (Mod,
+  // Min, Max, comparisons) folds like that of Add or Mul, so the shapes it
+  // computes become static.
+  let hasFolder = 1;
 }
 
 def ONNXConstantOp : ONNX_Op<"Constant", [Pure, ConstantLike]> {
