@@ -3,6 +3,7 @@
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/CostModel.h"
 #include "vram/Analysis/TensorSize.h"
+#include "vram/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/Analysis/Liveness.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
@@ -18,6 +19,8 @@ namespace vram {
 
 Value getAliasedOperand(OpResult result) {
   Operation *op = result.getOwner();
+  if (auto scatter = dyn_cast<ONNXScatterElementsOp>(op))
+    return scatter.updatesDataInPlace() ? scatter.getData() : nullptr;
   if (auto view = dyn_cast<ViewLikeOpInterface>(op))
     if (view.getViewDest() == result)
       return view.getViewSource();

@@ -303,17 +303,16 @@ llvm::DenseSet<Value> findActiveValues(ArrayRef<Operation *> forward,
   return active;
 }
 
-/// The ops that allocate the storage of `value` (through views).
+/// The ops that allocate the storage of `value` (through views and
+/// in-place updates such as the scatter of a Gather gradient into zeros).
 void markGradient(Value value) {
-  while (Operation *producer = value.getDefiningOp()) {
+  while (auto result = dyn_cast_if_present<OpResult>(value)) {
+    Operation *producer = result.getOwner();
     if (!isBackwardOp(producer))
       return;
     producer->setAttr(kCategoryAttr,
                       StringAttr::get(producer->getContext(), "gradient"));
-    auto view = dyn_cast<ViewLikeOpInterface>(producer);
-    if (!view)
-      return;
-    value = view.getViewSource();
+    value = getAliasedOperand(result);
   }
 }
 

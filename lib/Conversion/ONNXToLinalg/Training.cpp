@@ -95,11 +95,14 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
 
     Location loc = op.getLoc();
     Type elementType = dataType.getElementType();
-    // The copy keeps `data` itself intact for its other users.
-    Value copy =
-        linalg::CopyOp::create(rewriter, loc, adaptor.getData(),
-                               createEmptyTensor(rewriter, loc, dataType))
-            .getResult(0);
+    // A copy keeps `data` itself intact for its other users; without any,
+    // bufferization updates it in place.
+    Value copy = op.updatesDataInPlace()
+                     ? adaptor.getData()
+                     : linalg::CopyOp::create(
+                           rewriter, loc, adaptor.getData(),
+                           createEmptyTensor(rewriter, loc, dataType))
+                           .getResult(0);
     if (indicesType.getNumElements() == 0) {
       rewriter.replaceOp(op, copy);
       return success();

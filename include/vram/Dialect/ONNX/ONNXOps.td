@@ -490,6 +490,18 @@ def ONNXScatterElementsOp : ONNX_Op<"ScatterElements", [ONNX_InferShapes, Pure]>
                        DefaultValuedAttr<I64Attr, "0">:$axis,
                        DefaultValuedStrAttr<StrAttr, "none">:$reduction);
   let results = (outs AnyTensor:$output);
+  let extraClassDeclaration = [{
+    /// Whether the output takes over `data`'s buffer instead of a copy:
+    /// `data` is a tensor this op alone reads, computed by the program (not
+    /// a caller's argument or a constant). Gradients of Gather and MaxPool
+    /// scatter into zeros built for them, so they need one buffer, not two.
+    /// The memory analysis and the lowering both follow this.
+    bool updatesDataInPlace() {
+      ::mlir::Operation *producer = getData().getDefiningOp();
+      return producer && getData().hasOneUse() &&
+             !producer->hasTrait<::mlir::OpTrait::ConstantLike>();
+    }
+  }];
 }
 
 #endif // VRAM_DIALECT_ONNX_ONNXOPS_TD
