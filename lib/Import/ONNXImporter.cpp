@@ -226,7 +226,11 @@ bool isShapeOperand(const onnx::NodeProto &node, int index) {
   // op, not weights.
   if (op == "Clip" || op == "Dropout")
     return index >= 1;
-  return op == "ConstantOfShape" || op == "Range";
+  // The *Like generators read only their input's shape and type (dynamo
+  // exports draw stochastic-depth masks from a placeholder initializer).
+  return op == "ConstantOfShape" || op == "Range" ||
+         op == "RandomUniformLike" || op == "RandomNormalLike" ||
+         op == "EyeLike";
 }
 
 /// Whether an initializer is read as a constant: a small, inline integer
@@ -281,8 +285,11 @@ llvm::StringMap<std::string> detachParameters(onnx::ModelProto &model,
                    init.data_type() == onnx::TensorProto::DOUBLE ||
                    init.data_type() == onnx::TensorProto::FLOAT16 ||
                    init.data_type() == onnx::TensorProto::BFLOAT16;
-    parameters[init.name()] =
-        isFloat && !statistics.contains(init.name()) ? "trainable" : "state";
+    // Only floats read as data are weights; an initializer too large to
+    // inline that feeds only shape operands is state.
+    bool trainable = isFloat && !statistics.contains(init.name()) &&
+                     readAsData.contains(init.name());
+    parameters[init.name()] = trainable ? "trainable" : "state";
     if (graphInputs.contains(init.name()))
       continue; // IR version < 4 lists initializers as inputs too.
     onnx::ValueInfoProto *input = graph->add_input();

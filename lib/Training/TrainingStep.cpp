@@ -280,12 +280,26 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
 
 /// The values whose gradient the step needs: those that depend on a
 /// trainable parameter and that the prediction depends on.
+/// Ops whose results do not change when their inputs change infinitesimally:
+/// random draws shaped like their input (the stochastic depth and dropout
+/// masks of dynamo exports) and piecewise-constant functions. Autograd gives
+/// them zero gradients; here they simply carry no derivative.
+bool hasZeroDerivative(Operation *op) {
+  auto node = dyn_cast<ONNXNodeOp>(op);
+  return node && node.getDomain().empty() &&
+         llvm::is_contained({"RandomUniformLike", "RandomNormalLike",
+                             "Bernoulli", "EyeLike", "Floor", "Ceil", "Round",
+                             "Sign"},
+                            node.getOpType());
+}
+
 llvm::DenseSet<Value> findActiveValues(ArrayRef<Operation *> forward,
                                        ArrayRef<BlockArgument> trainable,
                                        Value prediction) {
   llvm::DenseSet<Value> varied(trainable.begin(), trainable.end());
   for (Operation *op : forward)
-    if (llvm::any_of(op->getOperands(),
+    if (!hasZeroDerivative(op) &&
+        llvm::any_of(op->getOperands(),
                      [&](Value v) { return varied.contains(v); }))
       for (Value result : op->getResults())
         if (isa<FloatType>(getElementTypeOrSelf(result.getType())))
