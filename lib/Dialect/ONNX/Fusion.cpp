@@ -36,15 +36,62 @@ template <typename OpT> Value otherOperand(OpT op, Value other) {
 
 bool hasOneUse(Value value) { return value.hasOneUse(); }
 
-/// 0.5 * x * (1 + erf(x / sqrt(2))), as torch.onnx writes nn.GELU before
-/// opset 20: Mul(Mul(x, Add(Erf(Div(x, 1.414)), 1)), 0.5), factors in any
-/// order, x / sqrt(2) also as x * 0.7071.
-struct FuseErfGelu : OpRewritePattern<ONNXMulOp> {
+/// Whether `value` is x^3: x * (x * x) in either order, or Pow(x, 3).
+bool isCube(Value value, Value x) {
+  if (auto pow = value.getDefiningOp<ONNXPowOp>())
+    return pow.getX() == x && isNear(getSplatFloat(pow.getY()), 3.0);
+  auto mul = value.getDefiningOp<ONNXMulOp>();
+  if (!mul)
+    return false;
+  Value square = otherOperand(mul, x);
+  auto squareMul = square ? square.getDefiningOp<ONNXMulOp>() : nullptr;
+  return squareMul && hasOneUse(square) && squareMul.getA() == x &&
+         squareMul.getB() == x;
+}
+
+/// erf's argument of the exact GELU: x / sqrt(2), also as x * 0.7071.
+bool isErfGeluArgument(Value scaled, Value x) {
+  if (auto div = scaled.getDefiningOp<ONNXDivOp>())
+    return div.getA() == x && isNear(getSplatFloat(div.getB()), M_SQRT2);
+  if (auto mul = scaled.getDefiningOp<ONNXMulOp>())
+    return isNear(getSplatFloat(otherOperand(mul, x)), M_SQRT1_2);
+  return false;
+}
+
+/// tanh's argument of the tanh GELU (GPT-2's gelu_new):
+/// sqrt(2 / pi) * (x + 0.044715 * x^3).
+bool isTanhGeluArgument(Value scaled, Value x) {
+  auto mul = scaled.getDefiningOp<ONNXMulOp>();
+  if (!mul)
+    return false;
+  for (Value sum : {mul.getA(), mul.getB()}) {
+    auto add = sum.getDefiningOp<ONNXAddOp>();
+    if (!add || !hasOneUse(sum) ||
+        !isNear(getSplatFloat(otherOperand(mul, sum)), std::sqrt(2 / M_PI)))
+      continue;
+    Value term = otherOperand(add, x);
+    auto termMul = term ? term.getDefiningOp<ONNXMulOp>() : nullptr;
+    if (!termMul || !hasOneUse(term))
+      continue;
+    for (Value cube : {termMul.getA(), termMul.getB()})
+      if (hasOneUse(cube) && isCube(cube, x) &&
+          isNear(getSplatFloat(otherOperand(termMul, cube)), 0.044715))
+        return true;
+  }
+  return false;
+}
+
+/// 0.5 * x * (1 + erf(x / sqrt(2))) and 0.5 * x * (1 + tanh(sqrt(2 / pi) *
+/// (x + 0.044715 x^3))), as torch.onnx writes nn.GELU (exact and
+/// approximate="tanh") before opset 20: Mul(Mul(x, Add(Erf|Tanh(...), 1)),
+/// 0.5), factors in any order.
+struct FuseGelu : OpRewritePattern<ONNXMulOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ONNXMulOp root,
                                 PatternRewriter &rewriter) const override {
-    // The three factors x, 0.5 and (1 + erf(...)), as a product of two Muls.
+    // The three factors x, 0.5 and (1 + erf|tanh(...)), as a product of two
+    // Muls.
     for (auto [innerValue, outer] : {std::pair{root.getA(), root.getB()},
                                      std::pair{root.getB(), root.getA()}}) {
       auto inner = innerValue.getDefiningOp<ONNXMulOp>();
@@ -58,40 +105,38 @@ struct FuseErfGelu : OpRewritePattern<ONNXMulOp> {
 
   LogicalResult rewriteFactors(ONNXMulOp root, ArrayRef<Value> factors,
                                PatternRewriter &rewriter) const {
-    // (1 + erf(...)) is the Add with an Erf operand; x is what is left.
-    Value half, onePlusErf, erfValue, x;
+    // (1 + f(...)) is the Add with an Erf or Tanh operand; x is what is left.
+    Value half, onePlusF, fValue, x;
     for (Value factor : factors) {
       auto add = factor.getDefiningOp<ONNXAddOp>();
-      Value erf;
-      if (add && !onePlusErf)
+      Value f;
+      if (add && !onePlusF)
         for (Value operand : {add.getA(), add.getB()})
-          if (operand.getDefiningOp<ONNXErfOp>() &&
+          if ((operand.getDefiningOp<ONNXErfOp>() ||
+               operand.getDefiningOp<ONNXTanhOp>()) &&
               isNear(getSplatFloat(otherOperand(add, operand)), 1.0))
-            erf = operand;
-      if (erf) {
-        onePlusErf = factor;
-        erfValue = erf;
+            f = operand;
+      if (f) {
+        onePlusF = factor;
+        fValue = f;
       } else if (!half && isNear(getSplatFloat(factor), 0.5)) {
         half = factor;
       } else {
         x = factor;
       }
     }
-    if (!half || !onePlusErf || !x || !hasOneUse(onePlusErf) ||
-        !hasOneUse(erfValue))
+    if (!half || !onePlusF || !x || !hasOneUse(onePlusF) ||
+        !hasOneUse(fValue) || x.getType() != root.getType())
       return failure();
-    Value scaled = erfValue.getDefiningOp<ONNXErfOp>().getX();
+    Operation *f = fValue.getDefiningOp();
+    Value scaled = f->getOperand(0);
     if (!hasOneUse(scaled))
       return failure();
-    bool scaledIsX = false;
-    if (auto div = scaled.getDefiningOp<ONNXDivOp>())
-      scaledIsX = div.getA() == x && isNear(getSplatFloat(div.getB()), M_SQRT2);
-    else if (auto mul = scaled.getDefiningOp<ONNXMulOp>())
-      scaledIsX = isNear(getSplatFloat(otherOperand(mul, x)), M_SQRT1_2);
-    if (!scaledIsX || x.getType() != root.getType())
+    bool isErf = isa<ONNXErfOp>(f);
+    if (isErf ? !isErfGeluArgument(scaled, x) : !isTanhGeluArgument(scaled, x))
       return failure();
-    rewriter.replaceOpWithNewOp<ONNXGeluOp>(root, root.getType(), x,
-                                            rewriter.getStringAttr("none"));
+    rewriter.replaceOpWithNewOp<ONNXGeluOp>(
+        root, root.getType(), x, rewriter.getStringAttr(isErf ? "none" : "tanh"));
     return success();
   }
 };
@@ -246,7 +291,7 @@ struct FuseTransposedMatMul : OpRewritePattern<ONNXMatMulOp> {
 } // namespace
 
 void populateDecomposedOpFusionPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseErfGelu, FuseLayerNormalization, FuseTransposedMatMul>(
+  patterns.add<FuseGelu, FuseLayerNormalization, FuseTransposedMatMul>(
       patterns.getContext());
 }
 
