@@ -147,6 +147,17 @@ Value IRBuilding::concat(ValueRange parts, int64_t axis, Type resultType) {
       {builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis))});
 }
 
+Value IRBuilding::gather(Value data, Value indices, int64_t axis) {
+  auto dataType = rankedType(data);
+  auto indicesType = rankedType(indices);
+  SmallVector<int64_t> shape(dataType.getShape().take_front(axis));
+  llvm::append_range(shape, indicesType.getShape());
+  llvm::append_range(shape, dataType.getShape().drop_front(axis + 1));
+  return create<ONNXGatherOp>(
+      RankedTensorType::get(shape, dataType.getElementType()), {data, indices},
+      {builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis))});
+}
+
 Value IRBuilding::scatterAdd(Value data, Value indices, Value updates,
                              int64_t axis) {
   return create<ONNXScatterElementsOp>(

@@ -232,37 +232,49 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
         value = ir.transpose(value, classesLast);
       return rank == 2 ? value : ir.reshape(value, {rows, classes});
     };
-    Value target;
-    // The number of positions the mean is over: all rows, or, with index
-    // labels, those not equal to ignore-index (known at run time).
-    Value positions = ir.scalar(element, double(rows));
+    Value probabilities = ir.softmax(toRows(logits), 1);
     if (indexLabels) {
-      // One-hot rows, all zero where the label is ignored: scatter the
-      // position's weight (1, or 0 when ignored) at its class.
+      // -sum_i w_i log softmax(p)_i,label_i / sum_i w_i, w_i = 0 where the
+      // label is ignore-index (1 elsewhere); d/dp = (softmax(p) - onehot) w /
+      // sum(w). No one-hot is built: the loss gathers each row's
+      // probability, and the gradient scatters -w / sum(w) into the scaled
+      // probabilities (in place), so backward keeps only the probabilities,
+      // as PyTorch's cross_entropy keeps its log-softmax.
       Type i64 = builder.getI64Type();
       Value indices = ir.reshape(labels, {rows, 1});
       Value offset = ir.sub(indices, ir.scalar(i64, double(options.ignoreIndex)));
       Value counted = ir.greater(ir.mul(offset, offset), ir.scalar(i64, 0.0));
       Value weight = ir.cast(counted, element);
-      auto oneHotType = RankedTensorType::get({rows, classes}, element);
-      target = ir.scatterAdd(ir.zeros(oneHotType),
-                             ir.where(counted, indices, ir.scalar(i64, 0.0)),
-                             weight, /*axis=*/1);
-      positions = ir.reduceSum(weight, {0, 1}, /*keepdims=*/false);
+      Value classIndices = ir.where(counted, indices, ir.scalar(i64, 0.0));
+      SmallVector<int64_t> rowStarts;
+      for (int64_t row = 0; row < rows; ++row)
+        rowStarts.push_back(row * classes);
+      Value flatIndices =
+          ir.add(ir.reshape(ir.int64s(rowStarts), {rows, 1}), classIndices);
+      Value picked = ir.gather(ir.reshape(probabilities, {rows * classes}),
+                               flatIndices, /*axis=*/0);
+      Value positions = ir.reduceSum(weight, {0, 1}, /*keepdims=*/false);
+      Value summed = ir.reduceSum(ir.mul(weight, ir.log(picked)), {0, 1},
+                                  /*keepdims=*/false);
+      loss.value = ir.neg(ir.div(summed, positions));
+      builder.setListener(&backwardTagger);
+      Value scale = ir.div(weight, positions);
+      gradient = ir.scatterAdd(ir.mul(probabilities, scale), classIndices,
+                               ir.neg(scale), /*axis=*/1);
     } else {
-      target = toRows(labels);
+      // -sum(t log softmax(p)) / rows; d/dp = (softmax(p) sum_c(t) - t) /
+      // rows, the familiar (softmax(p) - t) / N when each row of t sums to
+      // 1; soft labels need not.
+      Value target = toRows(labels);
+      Value positions = ir.scalar(element, double(rows));
+      Value summed = ir.reduceSum(ir.mul(target, ir.log(probabilities)),
+                                  {0, 1}, /*keepdims=*/false);
+      loss.value = ir.neg(ir.div(summed, positions));
+      builder.setListener(&backwardTagger);
+      Value scaledProbabilities = ir.mul(
+          probabilities, ir.reduceSum(target, {1}, /*keepdims=*/true));
+      gradient = ir.div(ir.sub(scaledProbabilities, target), positions);
     }
-    // -sum(t log softmax(p)) / positions; d/dp = (softmax(p) sum_c(t) - t) /
-    // positions, the familiar (softmax(p) - t) / N when each row of t sums
-    // to 1; soft labels need not, and ignored rows sum to 0.
-    Value probabilities = ir.softmax(toRows(logits), 1);
-    Value summed = ir.reduceSum(ir.mul(target, ir.log(probabilities)), {0, 1},
-                                /*keepdims=*/false);
-    loss.value = ir.neg(ir.div(summed, positions));
-    builder.setListener(&backwardTagger);
-    Value scaledProbabilities = ir.mul(
-        probabilities, ir.reduceSum(target, {1}, /*keepdims=*/true));
-    gradient = ir.div(ir.sub(scaledProbabilities, target), positions);
     if (rank != 2)
       gradient = ir.reshape(gradient, movedShape);
     if (classAxis != rank - 1) {

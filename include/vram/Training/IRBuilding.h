@@ -62,6 +62,8 @@ public:
                   mlir::Type resultType);
   mlir::Value concat(mlir::ValueRange parts, int64_t axis,
                      mlir::Type resultType);
+  /// Gather along `axis` (ONNX's: indices select whole slices).
+  mlir::Value gather(mlir::Value data, mlir::Value indices, int64_t axis);
   mlir::Value scatterAdd(mlir::Value data, mlir::Value indices,
                          mlir::Value updates, int64_t axis);
 
