@@ -376,6 +376,10 @@ static OpCost computeONNXCost(Operation *op) {
       .Case([](ONNXSigmoidOp op) {
         return elementwise(op, kTranscendentalFlops + 2); // exp, add, divide
       })
+      .Case([](ONNXSwishOp swish) {
+        // x * sigmoid(alpha x): the sigmoid and two multiplies.
+        return elementwise(swish, kTranscendentalFlops + 4);
+      })
       .Case([](ONNXGeluOp gelu) {
         // none: 0.5 x (1 + erf(x / sqrt 2)): erf + 4.
         // tanh: 0.5 x (1 + tanh(c (x + 0.044715 x^3))): tanh + 8.

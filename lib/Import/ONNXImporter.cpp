@@ -1356,7 +1356,8 @@ getExpectedAttributeType(const onnx::OpSchema *canonical,
       {"pads", AP::INTS},            {"value", AP::FLOAT},
       {"mode", AP::STRING},          {"antialias", AP::INT},
       {"keep_aspect_ratio_policy", AP::STRING},
-      {"dilations", AP::INTS},       {"approximate", AP::STRING}};
+      {"dilations", AP::INTS},       {"approximate", AP::STRING},
+      {"alpha", AP::FLOAT}};
   for (auto [attrName, type] : otherVersions)
     if (attrName == name)
       return type;

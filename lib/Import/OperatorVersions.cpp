@@ -66,6 +66,7 @@ static const OperatorHistory kHistories[] = {
     {"Sqrt", {1, 6, 13}},
     {"Squeeze", {1, 11, 13, 21, 23, 24, 25}},
     {"Sub", {1, 6, 7, 13, 14}},
+    {"Swish", {24}},
     {"Tanh", {1, 6, 13}},
     {"Transpose", {1, 13, 21, 23, 24, 25}},
     {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},

@@ -376,6 +376,7 @@ VRAM_SAVES_INPUT(ONNXLeakyReluOp)
 VRAM_SAVES_INPUT(ONNXLogOp)
 VRAM_SAVES_INPUT(ONNXErfOp)
 VRAM_SAVES_INPUT(ONNXGeluOp)
+VRAM_SAVES_INPUT(ONNXSwishOp)
 VRAM_SAVES_INPUT(ONNXHardSigmoidOp)
 VRAM_SAVES_INPUT(ONNXHardSwishOp)
 #undef VRAM_SAVES_RESULT
@@ -438,6 +439,20 @@ Gradients gradientOf(ONNXErfOp op, IRBuilding &ir, ValueRange saved,
   Value exp = ir.exp(ir.neg(ir.mul(saved[0], saved[0])));
   return SmallVector<Value>{
       ir.mul(dY[0], ir.mul(exp, ir.scalar(type, 2.0 / std::sqrt(M_PI))))};
+}
+
+Gradients gradientOf(ONNXSwishOp op, IRBuilding &ir, ValueRange saved,
+                     ValueRange dY, ArrayRef<bool>) {
+  // s = sigmoid(a x): (x s)' = s + a x s (1 - s); s is recomputed from the
+  // saved input, as PyTorch's SiLU backward does.
+  Value x = saved[0];
+  Type type = elementTypeOf(x);
+  Value ax = ir.mul(x, ir.scalar(type, op.getAlpha().convertToDouble()));
+  Value s = ir.div(ir.scalar(type, 1.0),
+                   ir.add(ir.scalar(type, 1.0), ir.exp(ir.neg(ax))));
+  Value derivative =
+      ir.add(s, ir.mul(ax, ir.mul(s, ir.sub(ir.scalar(type, 1.0), s))));
+  return SmallVector<Value>{ir.mul(dY[0], derivative)};
 }
 
 Gradients gradientOf(ONNXGeluOp op, IRBuilding &ir, ValueRange saved,
@@ -1035,7 +1050,7 @@ void registerGradientExternalModels(DialectRegistry &registry) {
         ONNXSplitOp, ONNXSliceOp, ONNXPadOp, ONNXGatherOp, ONNXAddOp,
         ONNXSubOp, ONNXMulOp, ONNXDivOp, ONNXPowOp, ONNXNegOp, ONNXWhereOp,
         ONNXCastOp, ONNXReluOp, ONNXLeakyReluOp, ONNXSigmoidOp, ONNXTanhOp,
-        ONNXExpOp, ONNXSqrtOp, ONNXLogOp, ONNXErfOp, ONNXGeluOp,
+        ONNXExpOp, ONNXSqrtOp, ONNXLogOp, ONNXErfOp, ONNXGeluOp, ONNXSwishOp,
         ONNXHardSigmoidOp, ONNXHardSwishOp, ONNXClipOp, ONNXSoftmaxOp,
         ONNXDropoutOp, ONNXGemmOp, ONNXMatMulOp, ONNXConvOp, ONNXMaxPoolOp,
         ONNXAveragePoolOp, ONNXGlobalAveragePoolOp, ONNXReduceMeanOp,

@@ -186,6 +186,17 @@ Value computeElement(ONNXSigmoidOp, OpBuilder &b, Location loc,
                                arith::AddFOp::create(b, loc, one, expNeg));
 }
 
+Value computeElement(ONNXSwishOp op, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &types) {
+  // x * sigmoid(alpha x)
+  Value x = args[0];
+  Value scaled = arith::MulFOp::create(
+      b, loc, constant(b, loc, x.getType(), op.getAlpha().convertToDouble()),
+      x);
+  Value sigmoid = computeElement(ONNXSigmoidOp(), b, loc, {scaled}, types);
+  return arith::MulFOp::create(b, loc, x, sigmoid);
+}
+
 Value computeElement(ONNXGeluOp op, OpBuilder &b, Location loc,
                      ArrayRef<Value> args, const ElementTypes &) {
   Value x = args[0];
@@ -267,7 +278,7 @@ LogicalResult checkElementTypes(OpTy op, const ElementTypes &types) {
   constexpr bool floatOnly =
       llvm::is_one_of<OpTy, ONNXSqrtOp, ONNXExpOp, ONNXLogOp, ONNXTanhOp,
                       ONNXErfOp, ONNXLeakyReluOp, ONNXSigmoidOp, ONNXGeluOp,
-                      ONNXHardSigmoidOp, ONNXHardSwishOp>::value;
+                      ONNXSwishOp, ONNXHardSigmoidOp, ONNXHardSwishOp>::value;
   if constexpr (floatOnly) {
     if (!isa<FloatType>(x))
       return emitLoweringError(op)
@@ -339,7 +350,8 @@ void vram::populateElementwiseToLinalgPatterns(
       ElementwiseLowering<ONNXLogOp>, ElementwiseLowering<ONNXReluOp>,
       ElementwiseLowering<ONNXLeakyReluOp>, ElementwiseLowering<ONNXSigmoidOp>,
       ElementwiseLowering<ONNXTanhOp>, ElementwiseLowering<ONNXErfOp>,
-      ElementwiseLowering<ONNXGeluOp>, ElementwiseLowering<ONNXHardSigmoidOp>,
+      ElementwiseLowering<ONNXGeluOp>, ElementwiseLowering<ONNXSwishOp>,
+      ElementwiseLowering<ONNXHardSigmoidOp>,
       ElementwiseLowering<ONNXHardSwishOp>, ElementwiseLowering<ONNXClipOp>,
       ElementwiseLowering<ONNXWhereOp>, ElementwiseLowering<ONNXCastOp>>(
       typeConverter, patterns.getContext());

@@ -1,4 +1,4 @@
-//===- Fusion.cpp - decomposed Gelu and LayerNormalization, fused again ---===//
+//===- Fusion.cpp - decomposed Gelu, Swish, LayerNorm, fused again --------===//
 
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/ONNX/Patterns.h"
@@ -138,6 +138,28 @@ struct FuseGelu : OpRewritePattern<ONNXMulOp> {
     rewriter.replaceOpWithNewOp<ONNXGeluOp>(
         root, root.getType(), x, rewriter.getStringAttr(isErf ? "none" : "tanh"));
     return success();
+  }
+};
+
+/// x * sigmoid(x), as torch.onnx writes nn.SiLU before opset 24 has Swish.
+/// Backward then keeps x alone (as PyTorch's SiLU), not x and sigmoid(x).
+struct FuseSwish : OpRewritePattern<ONNXMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ONNXMulOp root,
+                                PatternRewriter &rewriter) const override {
+    for (Value gate : {root.getA(), root.getB()}) {
+      auto sigmoid = gate.getDefiningOp<ONNXSigmoidOp>();
+      if (!sigmoid || !hasOneUse(gate) ||
+          otherOperand(root, gate) != sigmoid.getX() ||
+          sigmoid.getX().getType() != root.getType())
+        continue;
+      rewriter.replaceOpWithNewOp<ONNXSwishOp>(root, root.getType(),
+                                               sigmoid.getX(),
+                                               rewriter.getF32FloatAttr(1.0));
+      return success();
+    }
+    return failure();
   }
 };
 
@@ -291,7 +313,8 @@ struct FuseTransposedMatMul : OpRewritePattern<ONNXMatMulOp> {
 } // namespace
 
 void populateDecomposedOpFusionPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseGelu, FuseLayerNormalization, FuseTransposedMatMul>(
+  patterns.add<FuseGelu, FuseSwish, FuseLayerNormalization,
+               FuseTransposedMatMul>(
       patterns.getContext());
 }
 

@@ -172,6 +172,12 @@ def ONNXGeluOp : ONNX_UnaryOp<"Gelu", "Gaussian error linear unit"> {
                        DefaultValuedStrAttr<StrAttr, "none">:$approximate);
 }
 
+// In the default domain since opset 24; older exports write
+// Mul(x, Sigmoid(x)) for nn.SiLU, which the importer fuses into this op.
+def ONNXSwishOp : ONNX_UnaryOp<"Swish", "x * sigmoid(alpha * x)"> {
+  let arguments = (ins AnyTensor:$X, DefaultValuedAttr<F32Attr, "1.0">:$alpha);
+}
+
 def ONNXClipOp : ONNX_Op<"Clip", [ONNX_InferShapes, Pure]> {
   let summary = "clamps to [min, max]; either bound may be absent";
   let arguments = (ins AnyTensor:$input, ONNX_TensorOrNone:$min,
