@@ -25,6 +25,7 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -233,20 +234,35 @@ bool isShapeOperand(const onnx::NodeProto &node, int index) {
          op == "EyeLike";
 }
 
+/// Whether an initializer name is one an exporter made up for a constant of
+/// the traced program (the dynamo exporter's `val_12`, TorchScript's
+/// `onnx::Mul_34`), not a module's parameter (`h.0.ln_1.weight`,
+/// `logit_scale`).
+bool isExporterConstantName(llvm::StringRef name) {
+  if (name.starts_with("onnx::") || name.starts_with("_tensor_constant"))
+    return true;
+  return name.consume_front("val_") && !name.empty() &&
+         llvm::all_of(name, llvm::isDigit);
+}
+
 /// Whether an initializer is read as a constant: a small, inline integer
-/// tensor, or one that feeds only shape operands (Resize scales, ...). All
-/// others are parameters.
+/// tensor, a scalar float the exporter lifted from the program (attention's
+/// 1/sqrt(d), a mask's fill value: weights would make it trainable and
+/// backward would keep what it multiplies), or one that feeds only shape
+/// operands (Resize scales, ...). All others are parameters.
 bool isInlineConstant(const onnx::TensorProto &tensor,
                       const ONNXImportOptions &options, bool feedsShapes) {
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL)
     return false;
-  bool isIndex = tensor.data_type() == onnx::TensorProto::INT64 ||
-                 tensor.data_type() == onnx::TensorProto::INT32;
-  if (!isIndex && !feedsShapes)
-    return false;
   int64_t elements = 1;
   for (int64_t dim : tensor.dims())
     elements *= std::max<int64_t>(dim, 0);
+  bool isIndex = tensor.data_type() == onnx::TensorProto::INT64 ||
+                 tensor.data_type() == onnx::TensorProto::INT32;
+  bool isLiftedScalar =
+      elements == 1 && isExporterConstantName(tensor.name());
+  if (!isIndex && !feedsShapes && !isLiftedScalar)
+    return false;
   return elements <= options.maxConstantElements;
 }
 
