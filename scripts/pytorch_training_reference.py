@@ -19,7 +19,13 @@ classes] ones):
                     backward that is neither saved nor a parameter gradient
   needs_adamw       params + gradients + Adam's two moments + saved +
                     largest_transient: the memory a fused, in-place AdamW
-                    step needs at least
+                    step needs at least (an upper bound: it counts every
+                    gradient and every saved tensor at once)
+  saved_min_cut     (transformers) bytes the forward keeps for backward
+                    under PyTorch 2.x's default partitioner (AOTAutograd's
+                    min-cut rematerialization, as torch.compile uses): the
+                    forward graph's extra outputs, one count per base
+                    storage, without parameters and inputs
 
 Models and batches (the Must-show of the training issue): GPT-2-small-like
 b1 s512 and BERT-base-like b8 s128 (eval mode: the kit exports them without
@@ -119,6 +125,68 @@ def measure(name, spec, batch):
     )
 
 
+VIEW_OPS = {"t", "view", "_unsafe_view", "permute", "transpose", "expand",
+            "slice", "unsqueeze", "squeeze", "alias", "select", "as_strided",
+            "reshape", "split", "split_with_sizes", "unbind"}
+
+
+def view_base(node):
+    """The node whose storage `node` views (through getitem of splits too)."""
+    while node.op == "call_function":
+        name = getattr(node.target, "__name__", str(node.target))
+        base_name = name.split(".")[0]
+        if base_name in VIEW_OPS or name == "getitem":
+            node = node.args[0]
+        else:
+            break
+    return node
+
+
+def min_cut_saved(spec, batch):
+    """Saved bytes under AOTAutograd's min-cut partitioner."""
+    from functorch.compile import (aot_module, make_boxed_func,
+                                   min_cut_rematerialization_partition)
+    torch.manual_seed(0)
+    model = spec["build"]().eval()
+    (x,) = spec["inputs"]()
+
+    class Step(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids, labels):
+            out = self.model(ids)
+            return F.cross_entropy(out.reshape(-1, out.shape[-1]),
+                                   labels.reshape(-1))
+
+    result = {}
+
+    def forward_compiler(gm, example_inputs):
+        output = next(n for n in gm.graph.nodes if n.op == "output")
+        bases = {}
+        for node in output.args[0][1:]:  # the loss, then what backward reads
+            if not isinstance(node, torch.fx.Node):
+                continue
+            base = view_base(node)
+            if base.op == "placeholder":
+                continue
+            val = base.meta.get("val")
+            if isinstance(val, torch.Tensor):
+                bases[base] = val.untyped_storage().nbytes()
+        result["saved"] = sum(bases.values())
+        return make_boxed_func(gm.forward)
+
+    compiled = aot_module(Step(), fw_compiler=forward_compiler,
+                          bw_compiler=lambda gm, _: make_boxed_func(gm.forward),
+                          partition_fn=min_cut_rematerialization_partition)
+    with torch.no_grad():
+        out = model(x)
+    labels = torch.randint(0, out.shape[-1], out.shape[:-1])
+    compiled(x, labels).backward()
+    return result["saved"]
+
+
 MODELS = [("gpt2_small", 1), ("bert_base", 8), ("resnet50_train", 8),
           ("mobilenet_v2_train", 8), ("efficientnet_b0_train", 8)]
 
@@ -137,6 +205,9 @@ def main():
         if only and name not in only:
             continue
         results["models"][name] = measure(name, specs[name], batch)
+        if name in ("gpt2_small", "bert_base"):
+            results["models"][name]["saved_min_cut"] = min_cut_saved(
+                specs[name], batch)
         print(name, results["models"][name], file=sys.stderr)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)

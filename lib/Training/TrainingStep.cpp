@@ -18,6 +18,7 @@
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/GlobPattern.h"
@@ -357,6 +358,9 @@ private:
                               Value prediction, Value seed);
   LogicalResult checkSavedReads(Operation *op, ArrayRef<Value> saved,
                                 ArrayRef<Operation *> built);
+  /// Rebuilds in backward the forward values that cheap ops compute from
+  /// what backward keeps anyway, so the forward need not keep them.
+  void recomputeCheapSavedValues(ArrayRef<Operation *> forward);
   /// Unscales each parameter's gradient and, unless the optimizer is none,
   /// updates the parameter where the placement says; appends the step's
   /// results after the loss (the gradients when there is no optimizer).
@@ -463,6 +467,60 @@ TrainingStepBuilder::checkSavedReads(Operation *op, ArrayRef<Value> saved,
                 "saveForBackward";
     }
   return success();
+}
+
+/// Ops cheap enough to run again in backward: activations and
+/// normalizations, each a pass over its operands (AOTAutograd's min-cut
+/// partitioner recomputes the same kinds of ops).
+static bool isCheapToRecompute(Operation *op) {
+  return isa<ONNXGeluOp, ONNXSwishOp, ONNXSigmoidOp, ONNXTanhOp, ONNXErfOp,
+             ONNXReluOp, ONNXLeakyReluOp, ONNXHardSigmoidOp, ONNXHardSwishOp,
+             ONNXLayerNormalizationOp>(op);
+}
+
+void TrainingStepBuilder::recomputeCheapSavedValues(
+    ArrayRef<Operation *> forward) {
+  // A forward value backward reads stays alive across the boundary. When
+  // a cheap op computed it only from values that stay alive anyway (read by
+  // backward too, or arguments and constants, which live throughout),
+  // running the op again in backward keeps nothing more and frees the
+  // value after its last forward use: the decomposed and fused activations
+  // of transformers (the GELU output the next MatMul keeps for its weight
+  // gradient, LayerNorm's output the Q/K/V projections keep) are rebuilt
+  // from the input their own gradient keeps.
+  auto readByBackward = [](Value value) {
+    return llvm::any_of(value.getUsers(), [](Operation *user) {
+      return isBackwardOp(user);
+    });
+  };
+  auto keptAnyway = [&](Value value) {
+    Operation *producer = value.getDefiningOp();
+    return !producer || producer->hasTrait<OpTrait::ConstantLike>() ||
+           isa<NoneType>(value.getType()) || readByBackward(value);
+  };
+  for (Operation *op : forward) {
+    if (!isCheapToRecompute(op) || !isMemoryEffectFree(op) ||
+        !llvm::all_of(op->getOperands(), keptAnyway))
+      continue;
+    // Backward readers get the copy; forward readers keep the original,
+    // which then dies at the last of them.
+    SmallVector<OpOperand *> backwardUses;
+    for (OpResult result : op->getResults())
+      for (OpOperand &use : result.getUses())
+        if (isBackwardOp(use.getOwner()))
+          backwardUses.push_back(&use);
+    if (backwardUses.empty())
+      continue;
+    Operation *first = backwardUses.front()->getOwner();
+    for (OpOperand *use : backwardUses)
+      if (use->getOwner()->isBeforeInBlock(first))
+        first = use->getOwner();
+    OpBuilder builder(first);
+    Operation *clone = builder.clone(*op);
+    clone->setAttr(kPhaseAttr, StringAttr::get(context, "backward"));
+    for (OpOperand *use : backwardUses)
+      use->set(clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
+  }
 }
 
 BlockArgument TrainingStepBuilder::addOptimizerState(StringRef name,
@@ -754,6 +812,7 @@ LogicalResult TrainingStepBuilder::build() {
   if (failed(differentiate(forward, active, prediction,
                            loss->predictionGradient)))
     return failure();
+  recomputeCheapSavedValues(forward);
 
   SmallVector<Value> results{loss->value};
   SmallVector<std::string> resultNames{"loss"};
