@@ -144,7 +144,7 @@ def view_base(node):
 
 def min_cut_saved(spec, batch):
     """Saved bytes under AOTAutograd's min-cut partitioner."""
-    from functorch.compile import (aot_module, make_boxed_func,
+    from functorch.compile import (make_boxed_func,
                                    min_cut_rematerialization_partition)
     torch.manual_seed(0)
     model = spec["build"]().eval()
@@ -177,9 +177,15 @@ def min_cut_saved(spec, batch):
         result["saved"] = sum(bases.values())
         return make_boxed_func(gm.forward)
 
-    compiled = aot_module(Step(), fw_compiler=forward_compiler,
-                          bw_compiler=lambda gm, _: make_boxed_func(gm.forward),
-                          partition_fn=min_cut_rematerialization_partition)
+    # torch.compile's AOTAutograd path (which handles GPT-2's tied head)
+    # with the min-cut partitioner, its default.
+    from torch._dynamo.backends.common import aot_autograd
+    backend = aot_autograd(
+        fw_compiler=forward_compiler,
+        bw_compiler=lambda gm, _: make_boxed_func(gm.forward),
+        partition_fn=min_cut_rematerialization_partition)
+    compiled = torch.compile(Step(), backend=backend, fullgraph=True,
+                             dynamic=False)
     with torch.no_grad():
         out = model(x)
     labels = torch.randint(0, out.shape[-1], out.shape[:-1])

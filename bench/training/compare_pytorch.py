@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """vram-opt's training step against PyTorch on the kit's models: saved-for-
 backward bytes against PyTorch eager's, and the unplanned AdamW step peak
-against what a fused, in-place AdamW step needs at least in PyTorch (both
+against what a fused, in-place AdamW step needs at least in PyTorch, and for
+the transformers the saved bytes against AOTAutograd's min-cut partitioner (all
 from bench/training/pytorch_training_reference.json, made by
 scripts/pytorch_training_reference.py). Prints one table row per export.
 
@@ -36,9 +37,9 @@ def main():
         reference = json.load(f)
     print(f"PyTorch {reference['torch']} (eager, CPU, fp32); vram-opt "
           "--train=optimizer=adamw, unplanned")
-    header = ("export", "saved", "torch saved", "ratio", "peak",
+    header = ("export", "saved", "torch saved", "ratio", "/min-cut", "peak",
               "peak in-bwd", "torch needs", "peak/needs")
-    print("%-30s %14s %14s %6s %14s %14s %14s %10s" % header)
+    print("%-30s %14s %14s %6s %8s %14s %14s %14s %10s" % header)
     for name, ref in reference["models"].items():
         for exporter in ("ts14", "ts20", "dynamo"):
             path = os.path.join(KIT, f"{name}.{exporter}.onnx")
@@ -54,9 +55,12 @@ def main():
             saved = report["totals"]["saved_activation"]
             peak = report["peak"]["bytes"]
             peak_in = in_backward["peak"]["bytes"] if in_backward else 0
-            print("%-30s %14d %14d %6.3f %14d %14d %14d %10.3f" % (
+            min_cut = ("%8.3f" % (saved / ref["saved_min_cut"])
+                       if "saved_min_cut" in ref else "%8s" % "-")
+            print("%-30s %14d %14d %6.3f %s %14d %14d %14d %10.3f" % (
                 f"{name}.{exporter}", saved, ref["saved"], saved / ref["saved"],
-                peak, peak_in, ref["needs_adamw"], peak / ref["needs_adamw"]))
+                min_cut, peak, peak_in, ref["needs_adamw"],
+                peak / ref["needs_adamw"]))
 
 
 if __name__ == "__main__":
