@@ -157,6 +157,35 @@ bool isFrozen(StringRef name, ArrayRef<std::string> frozen) {
 
 /// The loss and the gradient of the prediction (the seed of the backward
 /// pass), built in the forward and backward phases respectively.
+/// The forward result that gets the loss: the only one, or the one named
+/// `name` (its onnx.name result attribute).
+FailureOr<Value> choosePrediction(func::FuncOp func, func::ReturnOp returnOp,
+                                  StringRef name) {
+  unsigned count = returnOp.getNumOperands();
+  if (count == 0)
+    return func.emitError("vram-train needs a forward pass that returns its "
+                          "prediction");
+  if (name.empty()) {
+    if (count == 1)
+      return returnOp.getOperand(0);
+    InFlightDiagnostic diag = func.emitError()
+                              << "the forward returns " << count
+                              << " values; choose the one that gets the loss "
+                                 "with output=NAME (one of";
+    for (unsigned i = 0; i < count; ++i)
+      if (auto attr = func.getResultAttrOfType<StringAttr>(i, kNameAttr))
+        diag << " '" << attr.getValue() << "'";
+    diag << ")";
+    return failure();
+  }
+  for (unsigned i = 0; i < count; ++i)
+    if (auto attr = func.getResultAttrOfType<StringAttr>(i, kNameAttr);
+        attr && attr.getValue() == name)
+      return returnOp.getOperand(i);
+  return func.emitError() << "output=" << name
+                          << ": the forward has no result of that name";
+}
+
 struct Loss {
   Value value;
   Value predictionGradient;
@@ -176,6 +205,21 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
                                             : prediction;
   auto predType = cast<RankedTensorType>(logits.getType());
   Type element = predType.getElementType();
+  if (options.loss == LossKind::Output) {
+    // The model computed its loss: d loss / d output = 1.
+    if (predType.getNumElements() != 1)
+      return emitError(prediction.getLoc())
+             << "loss=output needs a forward result with one element (the "
+                "loss), got "
+             << predType;
+    Loss loss;
+    loss.value = ir.reshape(logits, {});
+    builder.setListener(&backwardTagger);
+    double seed = usesLossScaling(options.precision) ? options.lossScale : 1.0;
+    loss.predictionGradient =
+        ir.cast(ir.splat(predType, seed), predictionElement);
+    return loss;
+  }
 
   int64_t rank = predType.getRank();
   bool crossEntropy = options.loss == LossKind::CrossEntropy;
@@ -762,13 +806,12 @@ LogicalResult TrainingStepBuilder::build() {
     return func.emitError("vram-train needs a function with one block");
   Block &body = func.getBody().front();
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
-  if (returnOp.getNumOperands() != 1)
-    return func.emitError("vram-train needs a forward pass that returns one "
-                          "value (the prediction), got ")
-           << returnOp.getNumOperands();
+  FailureOr<Value> chosen = choosePrediction(func, returnOp, options.output);
+  if (failed(chosen))
+    return failure();
   if (failed(checkStaticShapes(func)))
     return failure();
-  Value prediction = returnOp.getOperand(0);
+  Value prediction = *chosen;
   if (!isa<FloatType>(getElementTypeOrSelf(prediction.getType())))
     return func.emitError("the prediction must be a floating-point tensor");
 

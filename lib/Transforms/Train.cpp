@@ -45,8 +45,11 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
       parsed.loss = LossKind::MeanSquaredError;
     else if (loss == "cross-entropy")
       parsed.loss = LossKind::CrossEntropy;
+    else if (loss == "output")
+      parsed.loss = LossKind::Output;
     else
-      return fail("loss", loss, "mse or cross-entropy");
+      return fail("loss", loss, "mse, cross-entropy or output");
+    parsed.output = output;
     if (labels != "one-hot" && labels != "indices" && labels != "auto")
       return fail("labels", labels, "one-hot, indices or auto");
     if (labels != "auto")

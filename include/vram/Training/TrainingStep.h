@@ -11,7 +11,8 @@
 
 namespace vram {
 
-enum class LossKind { MeanSquaredError, CrossEntropy };
+/// Output: the model already computes its (scalar) loss.
+enum class LossKind { MeanSquaredError, CrossEntropy, Output };
 /// None: no update; the step returns the loss and the gradients.
 enum class OptimizerKind { None, SGD, Momentum, Adam, AdamW };
 enum class PrecisionKind { FP32, FP16, BF16, AmpFP16, AmpBF16 };
@@ -21,6 +22,9 @@ enum class UpdatePlacement { AfterBackward, InBackward };
 
 struct TrainingOptions {
   LossKind loss = LossKind::MeanSquaredError;
+  /// Which result of the forward gets the loss (its onnx.name); needed when
+  /// there are several. The others are not results of the step.
+  std::string output;
   /// Cross-entropy labels: int64 class indices (the prediction's shape
   /// without the class axis) instead of one-hot rows; when unset, indices
   /// for predictions of rank >= 3 (language models), one-hot otherwise.

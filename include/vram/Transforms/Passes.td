@@ -200,7 +200,11 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
   let dependentDialects = ["::vram::ONNXDialect", "::vram::VramDialect"];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
-           "mse or cross-entropy">,
+           "mse, cross-entropy, or output (the model returns its scalar "
+           "loss)">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "the forward result (by name) that gets the loss, when there are "
+           "several">,
     Option<"labels", "labels", "std::string", /*default=*/"\"auto\"",
            "cross-entropy labels: one-hot (like the prediction), indices "
            "(int64 class per position), or auto (indices for predictions of "
