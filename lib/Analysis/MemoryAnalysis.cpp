@@ -40,6 +40,20 @@ Value getAliasedOperand(OpResult result) {
   return nullptr;
 }
 
+void forEachStorageUser(Value value, llvm::function_ref<bool(Operation *)> fn) {
+  SmallVector<Value> storage{value};
+  while (!storage.empty()) {
+    Value current = storage.pop_back_val();
+    for (Operation *user : current.getUsers()) {
+      if (!fn(user))
+        continue;
+      for (OpResult result : user->getResults())
+        if (getAliasedOperand(result) == current)
+          storage.push_back(result);
+    }
+  }
+}
+
 std::string getOpName(Operation *op) {
   if (auto name = dyn_cast<NameLoc>(op->getLoc()))
     return name.getName().str();

@@ -92,20 +92,16 @@ std::vector<Operation *> scheduleForMemory(Block &body,
     auto dps = dyn_cast<DestinationStyleOpInterface>(op);
     if (!dps)
       continue;
-    SmallVector<Value> overwritten(dps.getDpsInits());
-    while (!overwritten.empty()) {
-      Value value = overwritten.pop_back_val();
-      for (Operation *user : value.getUsers()) {
+    for (Value overwritten : dps.getDpsInits())
+      forEachStorageUser(overwritten, [&](Operation *user) {
+        // The writer's own results hold the new value: their readers follow.
         Operation *reader = body.findAncestorOpInBlock(*user);
         if (reader == op)
-          continue;
+          return false;
         if (auto it = indexOf.find(reader); it != indexOf.end())
           predecessors[i].insert(it->second);
-        for (OpResult result : user->getResults())
-          if (getAliasedOperand(result) == value)
-            overwritten.push_back(result);
-      }
-    }
+        return true;
+      });
   }
   // Only buffers allocated by ops and not returned are freed early.
   auto isFreeable = [&](unsigned buffer) {

@@ -586,17 +586,11 @@ BlockArgument TrainingStepBuilder::addOptimizerState(StringRef name,
 /// (directly or through views), so that no read sees the new value.
 static Operation *findUpdatePoint(BlockArgument param, Value grad) {
   Operation *latest = grad.getDefiningOp();
-  SmallVector<Value> storage{param};
-  while (!storage.empty()) {
-    Value value = storage.pop_back_val();
-    for (Operation *user : value.getUsers()) {
-      if (!latest || latest->isBeforeInBlock(user))
-        latest = user;
-      for (OpResult result : user->getResults())
-        if (getAliasedOperand(result) == value)
-          storage.push_back(result);
-    }
-  }
+  forEachStorageUser(param, [&](Operation *user) {
+    if (!latest || latest->isBeforeInBlock(user))
+      latest = user;
+    return true;
+  });
   return latest;
 }
 

@@ -17,6 +17,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
@@ -104,6 +105,13 @@ void emitAnalysisErrors(const MemoryAnalysis &analysis, mlir::Operation *func);
 /// (BufferizableOpInterface: reshapes, casts, slices, destination-passing
 /// ops), and other destination-passing ops alias.
 mlir::Value getAliasedOperand(mlir::OpResult result);
+
+/// Calls `fn` on every op that uses the storage of `value`: its users and,
+/// through their results aliasing it (getAliasedOperand), theirs, unless
+/// `fn` returns false for the user. An op writing that storage in place
+/// must come after all of them.
+void forEachStorageUser(mlir::Value value,
+                        llvm::function_ref<bool(mlir::Operation *)> fn);
 
 /// A short name for reports: the ONNX name of an argument, or the node name
 /// (location) of the producing op with the result number when it has several.
