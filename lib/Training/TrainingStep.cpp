@@ -610,22 +610,6 @@ static UpdateRule getUpdateRule(OptimizerKind kind) {
   llvm_unreachable("optimizer=none builds no update");
 }
 
-/// The state tensors of each rule, named `<param>.<suffix>` after PyTorch's.
-static ArrayRef<StringRef> getStateSuffixes(UpdateRule rule) {
-  static const StringRef momentum[] = {"momentum"};
-  static const StringRef adam[] = {"exp_avg", "exp_avg_sq"};
-  switch (rule) {
-  case UpdateRule::SGD:
-    return {};
-  case UpdateRule::Momentum:
-    return momentum;
-  case UpdateRule::Adam:
-  case UpdateRule::AdamW:
-    return adam;
-  }
-  llvm_unreachable("unknown update rule");
-}
-
 Value TrainingStepBuilder::buildClipScale(OpBuilder &builder,
                                           ArrayRef<Value> grads) {
   // PyTorch's clip_grad_norm_: scale = min(1, max_norm / (norm + 1e-6)),
@@ -743,7 +727,7 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
   UpdateRule rule = getUpdateRule(options.optimizer);
   Location loc =
       NameLoc::get(builder.getStringAttr(getValueName(param) + "/update"));
-  bool adam = rule == UpdateRule::Adam || rule == UpdateRule::AdamW;
+  bool adam = UpdateOp::readsStepCount(rule);
   if (adam && !stepCount) {
     // Adam's bias correction needs the step count: one f32 scalar of
     // state, counted in place.
@@ -754,8 +738,8 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
                                     step);
   }
   SmallVector<Value> inits{param};
-  for (StringRef suffix : getStateSuffixes(rule))
-    inits.push_back(addOptimizerState(getValueName(param) + "." + suffix.str(),
+  for (StringRef state : UpdateOp::getStateNames(rule))
+    inits.push_back(addOptimizerState(getValueName(param) + "." + state.str(),
                                       param.getType()));
   // Only the hyperparameters of the rule; the others keep their defaults
   // and stay out of the printed IR.

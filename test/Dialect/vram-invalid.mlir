@@ -52,3 +52,59 @@ func.func @recompute_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @peak_not_integer() attributes {vram.planned_peak = "big"} {
   return
 }
+
+// -----
+
+func.func @update_unknown_rule(%p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{unknown update rule 'nadam' (sgd, momentum, adam or adamw)}}
+  %r = vram.update nadam %g into %p {learning_rate = 1.0 : f64} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_state_count(%p: tensor<4xf32>, %g: tensor<4xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{rule 'adam' updates 3 tensors (the parameter and its state), got 1}}
+  %r = vram.update adam %g step %t into %p {learning_rate = 1.0 : f64} : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_step_missing(%p: tensor<4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{rule 'adamw' needs step count}}
+  %r:3 = vram.update adamw %g into %p, %m, %v {learning_rate = 1.0 : f64} : tensor<4xf32> -> tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_step_extra(%p: tensor<4xf32>, %g: tensor<4xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{rule 'sgd' takes no step count}}
+  %r = vram.update sgd %g step %t into %p {learning_rate = 1.0 : f64} : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_dynamic(%p: tensor<?xf32>, %g: tensor<?xf32>) {
+  // expected-error @+1 {{the parameter must be a statically shaped floating-point tensor, got 'tensor<?xf32>'}}
+  %r = vram.update sgd %g into %p {learning_rate = 1.0 : f64} : tensor<?xf32> -> tensor<?xf32>
+  return
+}
+
+// -----
+
+func.func @update_state_type(%p: tensor<4xf32>, %v: tensor<4xf16>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{optimizer state of type 'tensor<4xf16>' does not match the parameter's type 'tensor<4xf32>'}}
+  %r:2 = vram.update momentum %g into %p, %v {learning_rate = 1.0 : f64} : tensor<4xf32> -> tensor<4xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @update_gradient_type(%p: tensor<4xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{gradient of type 'tensor<8xf32>' does not match the parameter's type 'tensor<4xf32>'}}
+  %r = vram.update sgd %g into %p {learning_rate = 1.0 : f64} : tensor<8xf32> -> tensor<4xf32>
+  return
+}

@@ -8,6 +8,26 @@
 using namespace mlir;
 using namespace vram;
 
+/// The rule of vram.update as a bare keyword (`adam`); the attribute keeps
+/// its full form (`#vram.rule<adam>`) in the generic syntax.
+static ParseResult parseUpdateRule(OpAsmParser &parser, UpdateRuleAttr &rule) {
+  StringRef keyword;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<UpdateRule> parsed = symbolizeUpdateRule(keyword);
+  if (!parsed)
+    return parser.emitError(loc) << "unknown update rule '" << keyword
+                                 << "' (sgd, momentum, adam or adamw)";
+  rule = UpdateRuleAttr::get(parser.getContext(), *parsed);
+  return success();
+}
+
+static void printUpdateRule(OpAsmPrinter &printer, Operation *,
+                            UpdateRuleAttr rule) {
+  printer << stringifyUpdateRule(rule.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "vram/Dialect/Vram/VramOps.cpp.inc"
 
@@ -79,15 +99,17 @@ double PrefetchOp::getBytesAccessed() { return double(getTransferBytes()); }
 // UpdateOp
 //===----------------------------------------------------------------------===//
 
-unsigned UpdateOp::getNumInits(UpdateRule rule) {
+ArrayRef<StringRef> UpdateOp::getStateNames(UpdateRule rule) {
+  static const StringRef momentum[] = {"momentum"};
+  static const StringRef adam[] = {"exp_avg", "exp_avg_sq"};
   switch (rule) {
   case UpdateRule::SGD:
-    return 1;
+    return {};
   case UpdateRule::Momentum:
-    return 2;
+    return momentum;
   case UpdateRule::Adam:
   case UpdateRule::AdamW:
-    return 3;
+    return adam;
   }
   llvm_unreachable("unknown update rule");
 }
@@ -104,16 +126,16 @@ LogicalResult UpdateOp::inferReturnTypes(
 
 LogicalResult UpdateOp::verify() {
   UpdateRule rule = getRule();
-  unsigned expected = getNumInits(rule);
+  size_t expected = 1 + getStateNames(rule).size();
   if (getInits().size() != expected)
     return emitOpError() << "rule '" << stringifyUpdateRule(rule)
                          << "' updates " << expected
                          << " tensors (the parameter and its state), got "
                          << getInits().size();
-  bool adam = rule == UpdateRule::Adam || rule == UpdateRule::AdamW;
-  if (adam != bool(getStep()))
+  bool readsStep = readsStepCount(rule);
+  if (readsStep != bool(getStep()))
     return emitOpError() << "rule '" << stringifyUpdateRule(rule) << "' "
-                         << (adam ? "needs" : "takes no") << " step count";
+                         << (readsStep ? "needs" : "takes no") << " step count";
   auto paramType = cast<RankedTensorType>(getInits().front().getType());
   if (!isa<FloatType>(paramType.getElementType()) ||
       !paramType.hasStaticShape())

@@ -72,9 +72,8 @@ def Vram_UpdateRule : I32EnumAttr<"UpdateRule", "an optimizer's update rule", [
   let cppNamespace = "::vram";
   let genSpecializedAttr = 0;
 }
-def Vram_UpdateRuleAttr : EnumAttr<Vram_Dialect, Vram_UpdateRule, "rule"> {
-  let assemblyFormat = "`` $value";
-}
+// `#vram.rule<adam>` on its own; a bare keyword in vram.update's format.
+def Vram_UpdateRuleAttr : EnumAttr<Vram_Dialect, Vram_UpdateRule, "rule">;
 
 def Vram_F32Scalar : 0DTensorOf<[F32]>;
 
@@ -123,7 +122,8 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
       Optional<Vram_F32Scalar>:$scale, Variadic<AnyRankedTensor>:$inits);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
-    $rule $gradient (`step` $step^)? (`scale` $scale^)? `into` $inits attr-dict
+    custom<UpdateRule>($rule) $gradient (`step` $step^)? (`scale` $scale^)?
+    `into` $inits attr-dict
     `:` type($gradient) (`,` type($step)^)? (`,` type($scale)^)? `->` type($inits)
   }];
   let hasVerifier = 1;
@@ -131,8 +131,13 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return getInitsMutable();
     }
-    /// Inits `rule` updates: the parameter and its state tensors.
-    static unsigned getNumInits(UpdateRule rule);
+    /// The state tensors `rule` keeps besides the parameter (the inits after
+    /// it), by PyTorch's names: momentum; exp_avg, exp_avg_sq.
+    static ::llvm::ArrayRef<::llvm::StringRef> getStateNames(UpdateRule rule);
+    /// Whether `rule` reads the step count (Adam's bias corrections).
+    static bool readsStepCount(UpdateRule rule) {
+      return rule == UpdateRule::Adam || rule == UpdateRule::AdamW;
+    }
   }];
 }
 
