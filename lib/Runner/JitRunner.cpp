@@ -19,10 +19,6 @@
 using namespace mlir;
 using namespace vram;
 
-/// Set by vram-drop-argument-results on the entry function.
-static constexpr llvm::StringLiteral kResultsInArgumentsAttr =
-    "vram.results_in_arguments";
-
 std::string TensorSpec::getTypeString() const {
   HostTensor shapeOnly;
   shapeOnly.kind = kind;
@@ -91,19 +87,20 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   // Results left in argument buffers by in-place updates.
   SmallVector<int64_t> resultArguments(signature.results.size(), -1);
   if (auto lowered = module.lookupSymbol<LLVM::LLVMFuncOp>(entry))
-    if (auto held = lowered->removeAttr(kResultsInArgumentsAttr)) {
-      ArrayRef<int64_t> indices = cast<DenseI64ArrayAttr>(held).asArrayRef();
+    if (auto held = lowered->getAttrOfType<DenseI64ArrayAttr>(
+            kResultsInArgumentsAttrName)) {
+      ArrayRef<int64_t> indices = held.asArrayRef();
       if (indices.size() != resultArguments.size())
         return module.emitError()
-               << "internal error: " << kResultsInArgumentsAttr << " has "
+               << "internal error: " << kResultsInArgumentsAttrName << " has "
                << indices.size() << " entries for "
                << resultArguments.size() << " results";
       resultArguments.assign(indices.begin(), indices.end());
     }
-  // onnx.name / vram.param mean nothing to LLVM IR translation, which would
-  // warn about each; they were read into `signature` already.
+  // onnx.name / vram.param / vram.results_in_arguments mean nothing to LLVM
+  // IR translation, which would warn about each; they were read already.
   module.walk([](LLVM::LLVMFuncOp llvmFunc) {
-    llvmFunc->removeAttr(kResultsInArgumentsAttr);
+    llvmFunc->removeAttr(kResultsInArgumentsAttrName);
     auto func = cast<FunctionOpInterface>(llvmFunc.getOperation());
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       for (NamedAttribute attr : func.getArgAttrs(i))

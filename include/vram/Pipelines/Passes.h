@@ -11,6 +11,11 @@
 
 namespace vram {
 
+/// Set by vram-drop-argument-results on a function whose results it dropped:
+/// per original result, the argument holding it, or -1.
+inline constexpr llvm::StringLiteral kResultsInArgumentsAttrName =
+    "vram.results_in_arguments";
+
 #define GEN_PASS_DECL
 #include "vram/Pipelines/Passes.h.inc"
 
@@ -23,15 +28,18 @@ namespace vram {
 void buildONNXToLinalgPipeline(mlir::OpPassManager &pm);
 
 /// Appends `vram-lower-to-buffers` to `pm`: buildONNXToLinalgPipeline, then
-/// one-shot bufferization with function boundaries (identity layouts). No
-/// buffer is freed yet: that is where the CPU and GPU pipelines differ.
+/// one-shot bufferization with function boundaries (identity layouts), then
+/// vram-drop-argument-results (results updated in their argument's buffer
+/// are no longer returned). No buffer is freed yet: that is where the CPU
+/// and GPU pipelines differ.
 void buildTensorToBufferPipeline(mlir::OpPassManager &pm);
 
 /// Appends `vram-lower-to-cpu` to `pm`: onnx (or linalg on tensors) down to
 /// the LLVM dialect, ready for mlir::ExecutionEngine. The entry function
 /// `entry` gets a C interface (`_mlir_ciface_<entry>`); its memref
 /// arguments and results have the identity layout, and every result is a
-/// fresh allocation the caller owns and frees.
+/// fresh allocation the caller owns and frees (results updated in an
+/// argument's buffer stay there: kResultsInArgumentsAttrName says which).
 void buildLowerToCPUPipeline(mlir::OpPassManager &pm,
                              llvm::StringRef entry = "main");
 
