@@ -448,8 +448,7 @@ Gradients gradientOf(ONNXSwishOp op, IRBuilding &ir, ValueRange saved,
   Value x = saved[0];
   Type type = elementTypeOf(x);
   Value ax = ir.mul(x, ir.scalar(type, op.getAlpha().convertToDouble()));
-  Value s = ir.div(ir.scalar(type, 1.0),
-                   ir.add(ir.scalar(type, 1.0), ir.exp(ir.neg(ax))));
+  Value s = ir.sigmoid(ax);
   Value derivative =
       ir.add(s, ir.mul(ax, ir.mul(s, ir.sub(ir.scalar(type, 1.0), s))));
   return SmallVector<Value>{ir.mul(dY[0], derivative)};

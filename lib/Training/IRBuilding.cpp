@@ -83,6 +83,7 @@ Value IRBuilding::exp(Value x) { return unary<ONNXExpOp>(x); }
 Value IRBuilding::log(Value x) { return unary<ONNXLogOp>(x); }
 Value IRBuilding::erf(Value x) { return unary<ONNXErfOp>(x); }
 Value IRBuilding::tanh(Value x) { return unary<ONNXTanhOp>(x); }
+Value IRBuilding::sigmoid(Value x) { return unary<ONNXSigmoidOp>(x); }
 Value IRBuilding::sqrt(Value x) { return unary<ONNXSqrtOp>(x); }
 
 Value IRBuilding::softmax(Value x, int64_t axis) {

@@ -19,8 +19,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
-#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/GlobPattern.h"
 
 #include <cmath>
@@ -155,8 +153,6 @@ bool isFrozen(StringRef name, ArrayRef<std::string> frozen) {
   return false;
 }
 
-/// The loss and the gradient of the prediction (the seed of the backward
-/// pass), built in the forward and backward phases respectively.
 /// The forward result that gets the loss: the only one, or the one named
 /// `name` (its onnx.name result attribute).
 FailureOr<Value> choosePrediction(func::FuncOp func, func::ReturnOp returnOp,
@@ -186,6 +182,8 @@ FailureOr<Value> choosePrediction(func::FuncOp func, func::ReturnOp returnOp,
                           << ": the forward has no result of that name";
 }
 
+/// The loss and the gradient of the prediction (the seed of the backward
+/// pass), built in the forward and backward phases respectively.
 struct Loss {
   Value value;
   Value predictionGradient;
@@ -335,8 +333,6 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
   return loss;
 }
 
-/// The values whose gradient the step needs: those that depend on a
-/// trainable parameter and that the prediction depends on.
 /// Ops whose results do not change when their inputs change infinitesimally:
 /// random draws shaped like their input (the stochastic depth and dropout
 /// masks of dynamo exports) and piecewise-constant functions. Autograd gives
@@ -350,6 +346,8 @@ bool hasZeroDerivative(Operation *op) {
                             node.getOpType());
 }
 
+/// The values whose gradient the step needs: those that depend on a
+/// trainable parameter and that the prediction depends on.
 llvm::DenseSet<Value> findActiveValues(ArrayRef<Operation *> forward,
                                        ArrayRef<BlockArgument> trainable,
                                        Value prediction) {
@@ -618,9 +616,7 @@ Value TrainingStepBuilder::buildClipScale(OpBuilder &builder,
   Type f32 = builder.getF32Type();
   Value sumOfSquares;
   for (Value grad : grads) {
-    Value wide = getElementTypeOrSelf(grad.getType()) == f32
-                     ? grad
-                     : ir.cast(grad, f32);
+    Value wide = ir.cast(grad, f32);
     auto rank = cast<RankedTensorType>(wide.getType()).getRank();
     SmallVector<int64_t> axes(rank);
     std::iota(axes.begin(), axes.end(), 0);

@@ -48,6 +48,7 @@ public:
   mlir::Value log(mlir::Value x);
   mlir::Value erf(mlir::Value x);
   mlir::Value tanh(mlir::Value x);
+  mlir::Value sigmoid(mlir::Value x);
   mlir::Value sqrt(mlir::Value x);
   mlir::Value softmax(mlir::Value x, int64_t axis);
   /// Converts to `elementType`; returns `x` when it has it already.

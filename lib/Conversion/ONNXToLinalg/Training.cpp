@@ -2,11 +2,11 @@
 //
 // The ops vram-train adds to a graph beyond inference ones: Greater builds
 // the ReLU masks (an elementwise comparison), ScatterElements the gradients
-// of Gather, vram.update and vram.increment the in-place optimizer step. A scatter writes at data-dependent positions, which no
-// linalg indexing map can express, so it becomes a copy of `data` (the
-// tensor that is updated) threaded through an scf.for nest over `indices`,
-// one tensor.extract / tensor.insert per update; bufferization turns it into
-// in-place stores.
+// of Gather, vram.update and vram.increment the in-place optimizer step.
+// A scatter writes at data-dependent positions, which no linalg indexing
+// map can express, so `data` (or a copy of it, when other ops read it) is
+// threaded through an scf.for nest over `indices`, one tensor.extract /
+// tensor.insert per update; bufferization turns it into in-place stores.
 //
 //===----------------------------------------------------------------------===//
 
