@@ -19,7 +19,7 @@ public:
       : graph(graph), device(device), resident(graph.numTensors()),
         hostCopyReady(graph.numTensors(), -1),
         offloadDone(graph.numTensors(), -1), arrival(graph.numTensors(), 0),
-        computed(graph.numOps()) {
+        lastWriter(graph.numTensors()), computed(graph.numOps()) {
     for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
       if (tensor.producer)
         continue;
@@ -148,20 +148,47 @@ private:
         if (!graph.canRecompute(output))
           return fail("op '{0}' reruns but '{1}' is not recomputable", op.name,
                       graph.tensor(output).name);
+      if (!op.writes.empty())
+        return fail("op '{0}' reruns but writes '{1}' in place", op.name,
+                    graph.tensor(op.writes.front()).name);
+      for (TensorId input : op.inputs)
+        if (lastWriter[input] && *lastWriter[input] > id)
+          return fail("op '{0}' reruns after '{1}' overwrote its input '{2}'",
+                      op.name, graph.op(*lastWriter[input]).name,
+                      graph.tensor(input).name);
       result.recomputeTime += time;
     } else {
       result.baselineTime += time;
     }
     computed[id] = true;
+    // An output made in an input's storage waits for a copy still reading
+    // it.
+    for (TensorId output : op.outputs)
+      if (std::optional<TensorId> input = graph.tensor(output).reusesStorageOf)
+        waitUntil(offloadDone[*input]);
+    // An in-place write waits for a copy still reading the old value, and
+    // makes host copies of it stale.
+    for (TensorId written : op.writes) {
+      waitUntil(offloadDone[written]);
+      offloadDone[written] = -1;
+      hostCopyReady[written] = -1;
+      lastWriter[written] = id;
+    }
     clock += time;
 
-    // Every output gets a fresh buffer while the op runs; the copy of an
-    // output that was already resident is dropped right after.
+    // Every output gets a fresh buffer while the op runs, unless it takes
+    // over an input's storage (that instance is gone afterwards); the copy
+    // of an output that was already resident is dropped right after.
     uint64_t duplicateBytes = 0;
     for (TensorId output : op.outputs) {
-      live += graph.tensor(output).bytes;
+      const PlanTensor &tensor = graph.tensor(output);
+      if (tensor.reusesStorageOf) {
+        resident[*tensor.reusesStorageOf] = false;
+        live -= tensor.bytes;
+      }
+      live += tensor.bytes;
       if (resident[output])
-        duplicateBytes += graph.tensor(output).bytes;
+        duplicateBytes += tensor.bytes;
       resident[output] = true;
       arrival[output] = 0;
     }
@@ -179,6 +206,8 @@ private:
   std::vector<double> offloadDone;
   /// When a prefetched tensor is on the device.
   std::vector<double> arrival;
+  /// The op that last overwrote each tensor in place.
+  std::vector<std::optional<OpId>> lastWriter;
   std::vector<bool> computed;
   uint64_t live = 0;
   double clock = 0, d2hFree = 0, h2dFree = 0;
@@ -256,6 +285,9 @@ std::vector<PlanStep> vram::planner::insertFrees(const PlanningGraph &graph,
         release(output);
       live[output] = true;
       lastRead[output] = run;
+      // The run consumes that instance: nothing to free.
+      if (std::optional<TensorId> input = graph.tensor(output).reusesStorageOf)
+        live[*input] = false;
     }
   }
   for (TensorId t = 0; t < graph.numTensors(); ++t)
@@ -273,4 +305,51 @@ std::vector<PlanStep> vram::planner::insertFrees(const PlanningGraph &graph,
     emitFrees(run + 1);
   }
   return steps;
+}
+
+std::vector<PlanStep>
+vram::planner::freeAfterLastUse(const PlanningGraph &graph,
+                                llvm::ArrayRef<PlanStep> steps) {
+  // By tensor: the step that last read or made the resident instance (-1:
+  // it exists before the first step) and whether a copy of it went out.
+  std::vector<int64_t> lastTouch(graph.numTensors(), -1);
+  std::vector<bool> offloading(graph.numTensors(), false);
+  // movedAfter[i + 1]: the frees that go right after step i.
+  std::vector<llvm::SmallVector<TensorId, 1>> movedAfter(steps.size() + 1);
+  std::vector<bool> moved(steps.size(), false);
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    switch (step.kind) {
+    case StepKind::Compute: {
+      const PlanOp &op = graph.op(step.id);
+      for (TensorId t : llvm::concat<const TensorId>(op.inputs, op.outputs))
+        lastTouch[t] = index;
+      break;
+    }
+    case StepKind::Offload:
+      offloading[step.id] = true;
+      break;
+    case StepKind::Prefetch:
+      lastTouch[step.id] = index;
+      offloading[step.id] = false;
+      break;
+    case StepKind::Free:
+      if (!offloading[step.id]) {
+        moved[index] = true;
+        movedAfter[lastTouch[step.id] + 1].push_back(step.id);
+      }
+      offloading[step.id] = false;
+      break;
+    }
+  }
+  std::vector<PlanStep> program;
+  program.reserve(steps.size());
+  for (TensorId t : movedAfter[0])
+    program.push_back(PlanStep::free(t));
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    if (!moved[index])
+      program.push_back(step);
+    for (TensorId t : movedAfter[index + 1])
+      program.push_back(PlanStep::free(t));
+  }
+  return program;
 }

@@ -6,6 +6,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace vram::planner;
 
@@ -15,6 +16,7 @@ OpId PlanningGraph::addOp(llvm::StringRef name, double cost, bool isBackward) {
   op.cost = cost;
   op.isBackward = isBackward;
   opList.push_back(std::move(op));
+  firstOverwriteAfter.push_back(std::numeric_limits<OpId>::max());
   return opList.size() - 1;
 }
 
@@ -45,12 +47,42 @@ void PlanningGraph::addUse(OpId consumer, TensorId tensor) {
   opList[consumer].inputs.push_back(tensor);
 }
 
+void PlanningGraph::addWrite(OpId writer, TensorId tensor) {
+  // Readers scheduled earlier are all added: ops are added in order.
+  for (OpId reader : tensorList[tensor].consumers)
+    if (reader < writer)
+      firstOverwriteAfter[reader] =
+          std::min(firstOverwriteAfter[reader], writer);
+  addUse(writer, tensor);
+  if (llvm::is_contained(opList[writer].writes, tensor))
+    return;
+  opList[writer].writes.push_back(tensor);
+  auto &writers = tensorList[tensor].writers;
+  writers.insert(llvm::lower_bound(writers, writer), writer);
+}
+
+void PlanningGraph::setReusesStorageOf(TensorId tensor, TensorId input) {
+  tensorList[tensor].reusesStorageOf = input;
+}
+
 llvm::Error PlanningGraph::verify() const {
   for (auto [id, op] : llvm::enumerate(opList))
     if (!std::isfinite(op.cost) || op.cost < 0)
       return llvm::createStringError(
           llvm::formatv("op '{0}' has invalid cost {1}", op.name, op.cost));
   for (const PlanTensor &tensor : tensorList) {
+    if (tensor.reusesStorageOf) {
+      const PlanTensor &input = tensorList[*tensor.reusesStorageOf];
+      if (!tensor.producer ||
+          !llvm::is_contained(opList[*tensor.producer].inputs,
+                              *tensor.reusesStorageOf) ||
+          input.consumers.back() != *tensor.producer ||
+          input.bytes != tensor.bytes)
+        return llvm::createStringError(llvm::formatv(
+            "'{0}' reuses the storage of '{1}', which is not an input of its "
+            "producer of the same size read by nothing after it",
+            tensor.name, input.name));
+    }
     if (!tensor.producer || tensor.consumers.empty())
       continue;
     if (tensor.consumers.front() <= *tensor.producer)
@@ -73,7 +105,8 @@ bool PlanningGraph::mustStayResident(TensorId id) const {
 }
 
 bool PlanningGraph::canRecompute(TensorId id) const {
-  return tensorList[id].producer && tensorList[id].recomputable;
+  const PlanTensor &tensor = tensorList[id];
+  return tensor.producer && tensor.recomputable && tensor.writers.empty();
 }
 
 std::vector<int64_t> PlanningGraph::lastOpNeeding() const {
@@ -123,8 +156,11 @@ uint64_t PlanningGraph::persistentBytes() const {
 uint64_t PlanningGraph::bytesTouchedBy(OpId id) const {
   const PlanOp &op = opList[id];
   uint64_t bytes = 0;
-  for (TensorId t : llvm::concat<const TensorId>(op.inputs, op.outputs))
+  for (TensorId t : op.inputs)
     if (!isPersistent(t))
+      bytes += tensorList[t].bytes;
+  for (TensorId t : op.outputs)
+    if (!isPersistent(t) && !tensorList[t].reusesStorageOf)
       bytes += tensorList[t].bytes;
   return bytes;
 }

@@ -184,6 +184,8 @@ double Replayer::recomputeCost(TensorId t) const {
     if (!graph.canRecompute(missing))
       return kInfinity;
     OpId producer = *graph.tensor(missing).producer;
+    if (!graph.canRerunBefore(producer, rebuildAt))
+      return kInfinity;
     if (opStamp[producer] == costStamp)
       continue;
     opStamp[producer] = costStamp;
@@ -344,7 +346,8 @@ llvm::Error Replayer::runOp(OpId id, bool isOriginal) {
   const PlanOp &op = graph.op(id);
   uint64_t outputBytes = 0;
   for (TensorId output : op.outputs)
-    outputBytes += graph.tensor(output).bytes;
+    if (!graph.tensor(output).reusesStorageOf)
+      outputBytes += graph.tensor(output).bytes;
   if (!reserve(outputBytes))
     return budgetError();
   // Near the smallest budget, rebuilds can cascade; past this many steps the
@@ -353,8 +356,18 @@ llvm::Error Replayer::runOp(OpId id, bool isOriginal) {
     return llvm::createStringError("too many recomputations");
   steps.push_back(PlanStep::compute(id));
   clock += device.computeTime(op.cost);
-  for (TensorId output : op.outputs)
+  for (TensorId output : op.outputs) {
+    // The run consumes the instance whose storage the output takes over.
+    if (std::optional<TensorId> input = graph.tensor(output).reusesStorageOf) {
+      resident[*input] = false;
+      residentBytes -= graph.tensor(*input).bytes;
+      ++version[*input];
+    }
     setResident(output);
+  }
+  // Host copies of a value overwritten in place are stale.
+  for (TensorId written : op.writes)
+    hostCopy[written] = offloaded[written] = false;
   for (TensorId input : op.inputs) {
     --locks[input];
     lastTouchStep[input] = steps.size() - 1;
@@ -402,7 +415,8 @@ llvm::Error Replayer::makeResident(TensorId root) {
     }
     if (resident[t])
       return true;
-    if (!graph.canRecompute(t))
+    if (!graph.canRecompute(t) ||
+        !graph.canRerunBefore(*graph.tensor(t).producer, cursor))
       return llvm::createStringError(llvm::formatv(
           "'{0}' is gone and cannot be rebuilt", graph.tensor(t).name));
     path.push_back({*graph.tensor(t).producer});
@@ -490,7 +504,7 @@ llvm::Expected<std::vector<PlanStep>> Replayer::run() {
     program.push_back(step);
     flushOffloadsAfter(index);
   }
-  return program;
+  return freeAfterLastUse(graph, program);
 }
 
 //===----------------------------------------------------------------------===//
@@ -551,96 +565,150 @@ uint64_t vram::planner::memoryLowerBound(const PlanningGraph &graph) {
   return graph.persistentBytes() + largest;
 }
 
-static llvm::Expected<std::vector<PlanStep>>
-runFast(const PlanningGraph &graph, uint64_t budget,
-        const DeviceProfile &device,
-        std::vector<std::optional<EvictionCost>> *evictionCosts = nullptr) {
+namespace {
+/// One run of the fast planner: its program, what it weighed and the peak
+/// the program reaches, which may be well under the budget it aimed at.
+struct FastAttempt {
+  std::vector<PlanStep> steps;
+  std::vector<std::optional<EvictionCost>> evictionCosts;
+  uint64_t peak = 0;
+};
+} // namespace
+
+static std::optional<FastAttempt> attemptFast(const PlanningGraph &graph,
+                                              uint64_t budget,
+                                              const DeviceProfile &device) {
+  FastAttempt attempt;
   ReplayOptions options;
   options.budget = budget;
-  if (evictionCosts) {
-    evictionCosts->assign(graph.numTensors(), std::nullopt);
-    options.evictionCosts = evictionCosts;
+  attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
+  options.evictionCosts = &attempt.evictionCosts;
+  llvm::Expected<std::vector<PlanStep>> steps =
+      Replayer(graph, device, std::move(options)).run();
+  if (!steps) {
+    llvm::consumeError(steps.takeError());
+    return std::nullopt;
   }
-  return Replayer(graph, device, std::move(options)).run();
+  llvm::Expected<SimulationResult> simulation =
+      simulate(graph, *steps, device);
+  attempt.steps = std::move(*steps);
+  // A program the simulator rejects is a planner bug: it stands as meeting
+  // the budget, so that building the plan reports it.
+  if (!simulation) {
+    llvm::consumeError(simulation.takeError());
+    attempt.peak = budget;
+    return attempt;
+  }
+  attempt.peak = simulation->peakBytes;
+  return attempt;
+}
+
+/// The attempt with the lowest peak the fast planner finds at or below
+/// `ceiling`: a bisection over budgets between memoryLowerBound and the
+/// ceiling (to 0.1%) in which a met budget moves the upper end down to the
+/// peak its plan reached. Greedy eviction is not monotone in the budget (a
+/// tighter budget can succeed where a looser one ran into a dead end), and a
+/// plan fits every budget above its peak, so the peaks are what count.
+static std::optional<FastAttempt> lowestFastAttempt(const PlanningGraph &graph,
+                                                    const DeviceProfile &device,
+                                                    uint64_t ceiling) {
+  uint64_t low = memoryLowerBound(graph);
+  std::optional<FastAttempt> best;
+  auto fits = [&](uint64_t budget) {
+    std::optional<FastAttempt> attempt = attemptFast(graph, budget, device);
+    if (!attempt)
+      return false;
+    if (!best || attempt->peak < best->peak)
+      best = std::move(attempt);
+    return true;
+  };
+  if (fits(low))
+    return best;
+  if (!fits(ceiling))
+    return std::nullopt;
+  // Invariant: low does not fit, best->peak fits.
+  uint64_t high = best->peak;
+  while (high > low && high - low > std::max<uint64_t>(1, high / 1000)) {
+    uint64_t mid = low + (high - low) / 2;
+    if (fits(mid))
+      high = best->peak;
+    else
+      low = mid;
+  }
+  return best;
+}
+
+/// A ceiling every graph's fast plan meets: room for every tensor at once,
+/// so nothing is ever evicted.
+static uint64_t allTensorBytes(const PlanningGraph &graph) {
+  uint64_t bytes = 0;
+  for (const PlanTensor &tensor : graph.tensors())
+    bytes += tensor.bytes;
+  return bytes;
 }
 
 uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
                                            const DeviceProfile &device) {
-  uint64_t low = memoryLowerBound(graph), high = unplannedPeak(graph);
-  auto fits = [&](uint64_t budget) {
-    llvm::Expected<std::vector<PlanStep>> steps =
-        runFast(graph, budget, device);
-    bool ok = static_cast<bool>(steps);
-    if (!ok)
-      llvm::consumeError(steps.takeError());
-    return ok;
-  };
-  if (fits(low))
-    return low;
-  // Tensors that cannot be rebuilt are held longer than in the unplanned
-  // run; with room for every tensor at once nothing is ever evicted.
-  if (!fits(high)) {
-    high = 0;
-    for (const PlanTensor &tensor : graph.tensors())
-      high += tensor.bytes;
-  }
-  // Invariant: low does not fit, high fits.
-  while (high - low > std::max<uint64_t>(1, high / 1000)) {
-    uint64_t mid = low + (high - low) / 2;
-    (fits(mid) ? high : low) = mid;
-  }
-  return high;
+  std::optional<FastAttempt> best =
+      lowestFastAttempt(graph, device, allTensorBytes(graph));
+  return best ? best->peak : allTensorBytes(graph);
 }
 
 /// Hands what the replay weighed to the decisions of the tensors the plan
 /// evicts.
-static llvm::Expected<Plan>
-withEvictionCosts(llvm::Expected<Plan> plan,
-                  llvm::ArrayRef<std::optional<EvictionCost>> costs) {
+static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
+                                          FastAttempt attempt,
+                                          const DeviceProfile &device) {
+  llvm::Expected<Plan> plan = buildPlan(graph, std::move(attempt.steps), device);
   if (plan)
-    for (auto [decision, cost] : llvm::zip(plan->decisions, costs))
+    for (auto [decision, cost] :
+         llvm::zip(plan->decisions, attempt.evictionCosts))
       if (!decision.isKept())
         decision.eviction = cost;
   return plan;
 }
 
+/// The fast planner's attempt for `budget`: the plan aimed at it or, when
+/// that replay runs into a dead end, a plan aimed lower (seven evenly spaced
+/// budgets down to the lower bound first). Failing those, the lowest peak
+/// the planner finds at all, which the caller compares with the budget.
+static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
+                                                    uint64_t budget,
+                                                    const DeviceProfile &device) {
+  if (std::optional<FastAttempt> attempt = attemptFast(graph, budget, device))
+    return attempt;
+  uint64_t low = memoryLowerBound(graph);
+  constexpr unsigned kProbes = 8;
+  for (unsigned i = 1; budget > low && i < kProbes; ++i)
+    if (std::optional<FastAttempt> attempt = attemptFast(
+            graph, budget - (budget - low) / kProbes * i, device))
+      return attempt;
+  return lowestFastAttempt(graph, device, allTensorBytes(graph));
+}
+
 llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
                                              uint64_t budget,
                                              const DeviceProfile &device) {
-  std::vector<std::optional<EvictionCost>> costs;
-  llvm::Expected<std::vector<PlanStep>> steps =
-      runFast(graph, budget, device, &costs);
-  if (!steps) {
-    llvm::consumeError(steps.takeError());
-    // Greedy eviction is not monotone in the budget: a tighter budget can
-    // succeed where a looser one ran into a dead end. Its plan fits too.
-    uint64_t smallest = smallestFastBudget(graph, device);
-    if (smallest > budget)
-      return llvm::make_error<BudgetTooSmallError>(
-          budget, memoryLowerBound(graph), smallest);
-    steps = runFast(graph, smallest, device, &costs);
-    if (!steps)
-      return steps.takeError();
-  }
+  std::optional<FastAttempt> attempt =
+      fastAttemptWithin(graph, budget, device);
+  if (!attempt || attempt->peak > budget)
+    return llvm::make_error<BudgetTooSmallError>(
+        budget, memoryLowerBound(graph),
+        attempt ? attempt->peak : allTensorBytes(graph));
   // A program the simulator rejects is a planner bug, reported as is.
-  llvm::Expected<Plan> plan = withEvictionCosts(
-      buildPlan(graph, std::move(*steps), device), costs);
+  llvm::Expected<Plan> plan = buildFastPlan(graph, std::move(*attempt), device);
   if (!plan || !device.canOffload())
     return plan;
   // Offload decisions are greedy per eviction and can lose to recomputing
   // everything; a recompute-only plan is valid on any device, so keep
   // whichever simulates faster.
-  std::vector<std::optional<EvictionCost>> recomputeOnlyCosts;
-  llvm::Expected<std::vector<PlanStep>> recomputeOnly = runFast(
+  std::optional<FastAttempt> recomputeOnly = fastAttemptWithin(
       graph, budget,
-      DeviceProfile{device.computeSpeed, 0, device.copiesOverlapCompute},
-      &recomputeOnlyCosts);
-  if (!recomputeOnly) {
-    llvm::consumeError(recomputeOnly.takeError());
+      DeviceProfile{device.computeSpeed, 0, device.copiesOverlapCompute});
+  if (!recomputeOnly || recomputeOnly->peak > budget)
     return plan;
-  }
-  llvm::Expected<Plan> alternative = withEvictionCosts(
-      buildPlan(graph, std::move(*recomputeOnly), device), recomputeOnlyCosts);
+  llvm::Expected<Plan> alternative =
+      buildFastPlan(graph, std::move(*recomputeOnly), device);
   if (!alternative)
     return alternative.takeError();
   if (alternative->simulation.overhead() < plan->simulation.overhead())

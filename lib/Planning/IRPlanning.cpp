@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
@@ -17,7 +18,6 @@
 
 #include <cmath>
 #include <map>
-
 #include <set>
 
 using namespace mlir;
@@ -203,48 +203,50 @@ static planner::TensorCategory toPlannerCategory(MemoryCategory category) {
   llvm_unreachable("unknown memory category");
 }
 
+/// Whether `result`, which shares the storage of `source`, is a view of it
+/// (same bytes, another shape) rather than its new value written in place.
+static bool isViewOf(OpResult result, Value source) {
+  auto view = dyn_cast<ViewLikeOpInterface>(result.getOwner());
+  return view && view.getViewSource() == source;
+}
+
 IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
                                    ArrayRef<Operation *> order,
                                    const DeviceProfile &device) {
   IRPlanningGraph result;
   planner::PlanningGraph &graph = result.graph;
-  auto addTensor = [&](Value value, std::optional<planner::OpId> producer,
-                       bool recomputable) {
-    const Buffer &buffer = analysis.getBuffer(value);
+  // One tensor per buffer of the memory analysis, made by the op that
+  // allocates it, with its views; an in-place result is one more tensor
+  // when it reuses an activation's storage.
+  auto addBufferTensor = [&](Value root, std::optional<planner::OpId> producer,
+                             bool recomputable) {
+    const Buffer &buffer = analysis.getBuffer(root);
     planner::TensorCategory category = toPlannerCategory(buffer.category);
     // The caller owns arguments and constants are program data: the memory
     // analysis (and so the plan verifier) counts both at every point, so the
     // planner must not think it can free them.
     if (!producer)
       category = planner::TensorCategory::Parameter;
-    auto tensorType = dyn_cast<RankedTensorType>(value.getType());
+    auto tensorType = dyn_cast<RankedTensorType>(root.getType());
     bool offloadable = producer && tensorType && tensorType.hasStaticShape();
-    // A result in the storage of an argument or a constant (a parameter
-    // updated in place) allocates nothing: that storage is counted above, at
-    // every point.
-    uint64_t bytes = buffer.bytes;
-    if (producer && buffer.root != value &&
-        (isa<BlockArgument>(buffer.root) ||
-         isConstant(buffer.root.getDefiningOp())))
-      bytes = 0;
     planner::TensorId id =
-        graph.addTensor(getValueName(value), bytes, category, producer,
+        graph.addTensor(getValueName(root), buffer.bytes, category, producer,
                         recomputable && producer.has_value(), offloadable);
-    result.values.push_back(value);
+    result.values.push_back(root);
     result.categories.push_back(buffer.category);
-    result.tensorOf[value] = id;
+    result.tensorOf[root] = id;
   };
 
   if (!analysis.getSchedule().empty()) {
     Block *body = analysis.getSchedule().front()->getBlock();
     for (BlockArgument arg : body->getArguments())
       if (isa<ShapedType>(arg.getType()))
-        addTensor(arg, std::nullopt, false);
+        addBufferTensor(arg, std::nullopt, false);
     for (Operation &op : body->without_terminator())
       if (isConstant(&op))
         for (Value value : op.getResults())
           if (isa<ShapedType>(value.getType()))
-            addTensor(value, std::nullopt, false);
+            addBufferTensor(value, std::nullopt, false);
   }
 
   for (Operation *op : order) {
@@ -259,9 +261,31 @@ IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
     });
     // Re-running an op is the same computation only when it has no effects.
     bool recomputable = isMemoryEffectFree(op);
-    for (Value value : op->getResults())
-      if (isa<ShapedType>(value.getType()))
-        addTensor(value, id, recomputable);
+    for (OpResult value : op->getResults()) {
+      if (!isa<ShapedType>(value.getType()))
+        continue;
+      Value source = getAliasedOperand(value);
+      auto sourceTensor = result.tensorOf.find(source);
+      if (!source || sourceTensor == result.tensorOf.end()) {
+        addBufferTensor(value, id, recomputable);
+        continue;
+      }
+      planner::TensorId t = sourceTensor->second;
+      if (isViewOf(value, source)) {
+        result.tensorOf[value] = t;
+      } else if (!graph.tensor(t).producer) {
+        // A new value in the storage of an argument or a constant (an
+        // optimizer update): the same persistent tensor, overwritten.
+        result.tensorOf[value] = t;
+        graph.addWrite(id, t);
+      } else {
+        // A new value in an activation's storage (a scatter into its
+        // data): a tensor of its own that the op makes by consuming that
+        // one, so rerunning the op can rebuild it.
+        addBufferTensor(value, id, recomputable);
+        graph.setReusesStorageOf(result.tensorOf.at(value), t);
+      }
+    }
     if (uint64_t workspace = estimateOpCost(op).workspaceBytes) {
       graph.addTensor("workspace of " + getOpName(op), workspace,
                       planner::TensorCategory::Activation, id,
@@ -274,21 +298,207 @@ IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
   return result;
 }
 
+namespace {
+/// Rewrites a body step by step of a plan. Each tensor (a buffer: a root
+/// value, its views and its in-place results) has at each step one resident
+/// instance: the value that holds it and the original value of the body it
+/// stands for. A use of any other value of the buffer reads a view of the
+/// instance, made on demand when the instance is not the original one.
+class PlanWriter {
+public:
+  PlanWriter(Block &body, const IRPlanningGraph &planning)
+      : planning(planning), graph(planning.graph),
+        current(graph.numTensors()), hostCopy(graph.numTensors()),
+        offloadPending(graph.numTensors(), false),
+        resident(graph.numTensors(), false), runs(graph.numOps(), 0),
+        originalOperands(graph.numOps()),
+        terminator(body.getTerminator()), builder(terminator) {
+    // Recorded before ops are rewritten: a placed view reads an instance.
+    for (auto [value, t] : planning.tensorOf) {
+      auto result = dyn_cast<OpResult>(value);
+      Value source = result ? getAliasedOperand(result) : Value();
+      if (source && isViewOf(result, source))
+        for (OpOperand &operand : result.getOwner()->getOpOperands())
+          if (operand.get() == source)
+            viewSources[value] = {source, operand.getOperandNumber()};
+    }
+    for (planner::TensorId t = 0; t < graph.numTensors(); ++t)
+      if (!graph.tensor(t).producer) {
+        current[t] = {planning.values[t], planning.values[t]};
+        resident[t] = true;
+      }
+  }
+
+  AppliedPlanStats run(const planner::Plan &plan) {
+    for (const planner::PlanStep &step : plan.steps)
+      apply(step);
+    // A host copy nothing freed: made before the end.
+    for (planner::TensorId t = 0; t < graph.numTensors(); ++t)
+      if (offloadPending[t])
+        offload(t);
+    redirectUses(terminator, getOperands(terminator));
+    return stats;
+  }
+
+private:
+  struct Instance {
+    Value value, original;
+  };
+
+  void apply(const planner::PlanStep &step) {
+    switch (step.kind) {
+    case planner::StepKind::Compute:
+      compute(step.id);
+      return;
+    case planner::StepKind::Offload:
+      // The copy is placed where the device memory is released (the Free
+      // that follows): the program point where the IR's value dies. Its
+      // data does not change in between, so the runtime may start it at
+      // the step the plan issues it.
+      offloadPending[step.id] = true;
+      return;
+    case planner::StepKind::Prefetch: {
+      Instance host = hostCopy[step.id];
+      auto type = cast<HostTensorType>(host.value.getType()).getTensorType();
+      current[step.id] = {
+          PrefetchOp::create(builder, host.value.getLoc(), type, host.value),
+          host.original};
+      resident[step.id] = true;
+      return;
+    }
+    case planner::StepKind::Free:
+      // Liveness ends at the last use; the IR needs no free.
+      if (offloadPending[step.id])
+        offload(step.id);
+      resident[step.id] = false;
+      return;
+    }
+  }
+
+  void offload(planner::TensorId t) {
+    Instance device = current[t];
+    auto type = cast<RankedTensorType>(device.value.getType());
+    hostCopy[t] = {OffloadOp::create(builder, device.value.getLoc(),
+                                     HostTensorType::get(type.getContext(),
+                                                         type),
+                                     device.value),
+                   device.original};
+    offloadPending[t] = false;
+    ++stats.offloads;
+    stats.offloadedBytes += graph.tensor(t).bytes;
+  }
+
+  void compute(planner::OpId id) {
+    Operation *op = planning.ops[id];
+    Operation *instance = op;
+    bool rerun = runs[id]++ > 0;
+    if (!rerun) {
+      originalOperands[id] = getOperands(op);
+      op->moveBefore(terminator);
+    } else {
+      instance = builder.clone(*op);
+      instance->setAttr(VramDialect::kRecomputeAttrName, builder.getUnitAttr());
+      ++stats.recomputedOps;
+    }
+    redirectUses(instance, originalOperands[id]);
+    const planner::PlanOp &planned = graph.op(id);
+    for (auto [original, placed] :
+         llvm::zip(op->getResults(), instance->getResults())) {
+      auto it = planning.tensorOf.find(original);
+      if (it == planning.tensorOf.end())
+        continue;
+      planner::TensorId t = it->second;
+      if (llvm::is_contained(planned.outputs, t)) {
+        // A rerun of a multi-output op also makes outputs that are still
+        // resident; the planner drops those copies, so uses stay put.
+        if (rerun && resident[t])
+          continue;
+        current[t] = {placed, original};
+        resident[t] = true;
+        // The op made it in that input's instance, which is gone.
+        if (std::optional<planner::TensorId> input =
+                graph.tensor(t).reusesStorageOf)
+          resident[*input] = false;
+      } else if (llvm::is_contained(planned.writes, t)) {
+        current[t] = {placed, original};
+      } else {
+        // A view: the instance it was made from now has it.
+        views[{current[t].value, original}] = placed;
+      }
+    }
+  }
+
+  /// The value holding `original`, a value of tensor `t`, at this point.
+  Value materialize(Value original, planner::TensorId t) {
+    Instance instance = current[t];
+    if (original == instance.original)
+      return instance.value;
+    if (auto it = views.find({instance.value, original}); it != views.end())
+      return it->second;
+    // Only views of the instance's original are read after it: readers of
+    // older values of the buffer come before an in-place write.
+    // Anything else is a planner bug that the plan's verification then
+    // reports as a use the IR does not dominate.
+    auto it = viewSources.find(original);
+    if (it == viewSources.end())
+      return original;
+    auto [source, operandNumber] = it->second;
+    Value base = materialize(source, t);
+    auto result = cast<OpResult>(original);
+    Operation *view = builder.clone(*result.getOwner());
+    view->setAttr(VramDialect::kRecomputeAttrName, builder.getUnitAttr());
+    view->setOperand(operandNumber, base);
+    Value made = view->getResult(result.getResultNumber());
+    views[{instance.value, original}] = made;
+    return made;
+  }
+
+  /// The values `op` and the ops nested in it read, in walk order.
+  static SmallVector<Value> getOperands(Operation *op) {
+    SmallVector<Value> operands;
+    forEachOperand(op, [&](OpOperand &operand) {
+      operands.push_back(operand.get());
+    });
+    return operands;
+  }
+
+  /// Points the operands of `op`, which read `originals` in the body as it
+  /// was, at the instances resident now; views they need are made right
+  /// before `op`.
+  void redirectUses(Operation *op, ArrayRef<Value> originals) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(op);
+    unsigned index = 0;
+    forEachOperand(op, [&](OpOperand &operand) {
+      Value original = originals[index++];
+      auto it = planning.tensorOf.find(original);
+      if (it == planning.tensorOf.end() || !current[it->second].value)
+        return;
+      Value value = materialize(original, it->second);
+      if (value != operand.get())
+        operand.set(value);
+    });
+  }
+
+  const IRPlanningGraph &planning;
+  const planner::PlanningGraph &graph;
+  std::vector<Instance> current, hostCopy;
+  std::vector<bool> offloadPending, resident;
+  /// Each view of the body: the value it views and that operand's number.
+  llvm::DenseMap<Value, std::pair<Value, unsigned>> viewSources;
+  /// (instance value, original view) -> the view of that instance.
+  llvm::DenseMap<std::pair<Value, Value>, Value> views;
+  std::vector<unsigned> runs;
+  /// By op: what it read before the plan moved it.
+  std::vector<SmallVector<Value>> originalOperands;
+  Operation *terminator;
+  OpBuilder builder;
+  AppliedPlanStats stats;
+};
+} // namespace
+
 AppliedPlanStats applyPlan(Block &body, const IRPlanningGraph &planning,
                            const planner::Plan &plan) {
-  const planner::PlanningGraph &graph = planning.graph;
-  AppliedPlanStats stats;
-  size_t numTensors = graph.numTensors();
-  // The value holding each tensor's resident instance, and its host copy.
-  std::vector<Value> current(numTensors), hostCopy(numTensors);
-  std::vector<bool> resident(numTensors, false);
-  for (planner::TensorId t = 0; t < numTensors; ++t)
-    if (!graph.tensor(t).producer) {
-      current[t] = planning.values[t];
-      resident[t] = true;
-    }
-  std::vector<unsigned> runs(graph.numOps(), 0);
-
   // Constants have no operands: they go first, in their order, so every
   // op placed after them may read them.
   SmallVector<Operation *> constants;
@@ -297,69 +507,7 @@ AppliedPlanStats applyPlan(Block &body, const IRPlanningGraph &planning,
       constants.push_back(&op);
   for (Operation *constant : llvm::reverse(constants))
     constant->moveBefore(&body.front());
-
-  Operation *terminator = body.getTerminator();
-  OpBuilder builder(terminator);
-  auto redirectUses = [&](Operation *op) {
-    forEachOperand(op, [&](OpOperand &operand) {
-      auto it = planning.tensorOf.find(operand.get());
-      if (it != planning.tensorOf.end() && current[it->second] &&
-          current[it->second] != operand.get())
-        operand.set(current[it->second]);
-    });
-  };
-
-  for (const planner::PlanStep &step : plan.steps) {
-    switch (step.kind) {
-    case planner::StepKind::Compute: {
-      Operation *op = planning.ops[step.id];
-      Operation *instance = op;
-      if (runs[step.id]++ == 0) {
-        op->moveBefore(terminator);
-      } else {
-        instance = builder.clone(*op);
-        instance->setAttr(VramDialect::kRecomputeAttrName,
-                          builder.getUnitAttr());
-        ++stats.recomputedOps;
-      }
-      redirectUses(instance);
-      for (planner::TensorId t : graph.op(step.id).outputs) {
-        Value original = planning.values[t];
-        // A rerun of a multi-output op also makes outputs that are still
-        // resident; the planner drops those copies, so uses stay put.
-        if (resident[t] || !original)
-          continue;
-        current[t] =
-            instance->getResult(cast<OpResult>(original).getResultNumber());
-        resident[t] = true;
-      }
-      break;
-    }
-    case planner::StepKind::Offload: {
-      Value device = current[step.id];
-      auto type = cast<RankedTensorType>(device.getType());
-      hostCopy[step.id] = OffloadOp::create(
-          builder, device.getLoc(), HostTensorType::get(type.getContext(), type), device);
-      ++stats.offloads;
-      stats.offloadedBytes += graph.tensor(step.id).bytes;
-      break;
-    }
-    case planner::StepKind::Prefetch: {
-      Value host = hostCopy[step.id];
-      auto type = cast<HostTensorType>(host.getType()).getTensorType();
-      current[step.id] =
-          PrefetchOp::create(builder, host.getLoc(), type, host);
-      resident[step.id] = true;
-      break;
-    }
-    case planner::StepKind::Free:
-      // Liveness ends at the last use; the IR needs no free.
-      resident[step.id] = false;
-      break;
-    }
-  }
-  redirectUses(terminator);
-  return stats;
+  return PlanWriter(body, planning).run(plan);
 }
 
 /// `1.23 us`: seconds in the unit that keeps 1-3 digits before the point.

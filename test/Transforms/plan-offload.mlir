@@ -18,9 +18,11 @@
 // (1,314,816 B, 392 ns), the copy in during r's MatMul (157 ns): both hide,
 // so the plan costs no time. When the planner evicts a (before u's Neg),
 // the compute until g reads it is u, v and r: 157 ns of r's MatMul plus
-// ~3 ns of the memory-bound Neg and ReduceMean = 160 ns. Planned IR above
-// the persistent bytes: a dies at its offload; t+u 8,192 is the peak ->
-// 1,843,200, exactly the budget.
+// ~3 ns of the memory-bound Neg and ReduceMean = 160 ns. The offload op
+// stands where a's device memory is released, after t's MatMul (the copy
+// can start as soon as a is made: a does not change). Planned IR above the
+// persistent bytes: a+t 5,120 at the offload, then t+u 8,192 is the peak
+// -> 1,843,200, exactly the budget and the planner's own figure.
 
 // CHECK-LABEL: plan @offload_hides: budget 1,843,200 B, planned peak 1,843,200 B (unplanned 1,844,224 B), 0 tensor recomputations, 1,024 B offloaded, overhead 0.0%
 // CHECK-NEXT: layer a: kept 0 B, recomputed 0 B, offloaded 1,024 B
@@ -29,8 +31,8 @@
 // CHECK-LABEL: func.func @offload_hides
 // CHECK-SAME: vram.planned_peak = 1843200 : i64
 // CHECK:      %[[A:.*]] = onnx.MatMul(%arg0, %arg1)
-// CHECK-NEXT: %[[H:.*]] = vram.offload %[[A]] : tensor<16x16xf32> -> !vram.host<tensor<16x16xf32>>
 // CHECK-NEXT: onnx.MatMul(%arg0, %arg2)
+// CHECK-NEXT: %[[H:.*]] = vram.offload %[[A]] : tensor<16x16xf32> -> !vram.host<tensor<16x16xf32>>
 // CHECK-NEXT: onnx.Neg
 // CHECK-NEXT: onnx.ReduceMean
 // CHECK-NEXT: %[[A2:.*]] = vram.prefetch %[[H]] : !vram.host<tensor<16x16xf32>> -> tensor<16x16xf32>

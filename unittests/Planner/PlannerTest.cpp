@@ -227,3 +227,97 @@ TEST(SimulatorTest, FreeWaitsForItsOffload) {
   EXPECT_DOUBLE_EQ(result->totalTime, 24 + 20);
 }
 } // namespace
+
+namespace {
+/// x (persistent, 10 B) -> z = zeros (8 B) -> s = scatter(z, x) in z's
+/// storage (8 B) -> y = use(s) (4 B, output); then w = update(x) in place.
+struct InPlaceGraph {
+  PlanningGraph graph;
+  TensorId x, z, s, y;
+  OpId zeros, scatter, use, update;
+
+  InPlaceGraph() {
+    x = graph.addTensor("x", 10, TensorCategory::Parameter, std::nullopt);
+    zeros = graph.addOp("zeros", 1);
+    z = graph.addTensor("z", 8, TensorCategory::Activation, zeros);
+    scatter = graph.addOp("scatter", 1);
+    graph.addUse(scatter, z);
+    graph.addUse(scatter, x);
+    s = graph.addTensor("s", 8, TensorCategory::Activation, scatter);
+    graph.setReusesStorageOf(s, z);
+    use = graph.addOp("use", 1);
+    graph.addUse(use, s);
+    y = graph.addTensor("y", 4, TensorCategory::Output, use);
+    update = graph.addOp("update", 1);
+    graph.addWrite(update, x);
+  }
+};
+} // namespace
+
+TEST(InPlaceTest, OutputInAnInputsStorageCountsOnce) {
+  InPlaceGraph g;
+  ASSERT_FALSE(static_cast<bool>(g.graph.verify()));
+  // x 10 + z 8 while zeros runs; the scatter makes s in z's storage: 18,
+  // not 26; use adds y: 10 + 8 + 4 = 22.
+  EXPECT_EQ(unplannedPeak(g.graph), 22u);
+  // The scatter touches z (8) once, x is persistent.
+  EXPECT_EQ(g.graph.bytesTouchedBy(g.scatter), 8u);
+  // Its run consumes z: a Free of z afterwards is invalid.
+  std::vector<PlanStep> steps = {PlanStep::compute(g.zeros),
+                                 PlanStep::compute(g.scatter),
+                                 PlanStep::free(g.z)};
+  llvm::Expected<SimulationResult> result =
+      simulate(g.graph, steps, DeviceProfile());
+  ASSERT_FALSE(static_cast<bool>(result));
+  EXPECT_EQ(llvm::toString(result.takeError()),
+            "invalid plan at step 2: free of 'z', which is not resident");
+}
+
+TEST(InPlaceTest, RerunAfterAnOverwriteIsRejected) {
+  InPlaceGraph g;
+  // The scatter read x before the update overwrote it: it may rerun before
+  // the update, not after.
+  EXPECT_TRUE(g.graph.canRerunBefore(g.scatter, g.update));
+  EXPECT_FALSE(g.graph.canRerunBefore(g.scatter, g.update + 1));
+  std::vector<PlanStep> steps = insertFrees(
+      g.graph, {g.zeros, g.scatter, g.use, g.update, g.zeros, g.scatter});
+  llvm::Expected<SimulationResult> result =
+      simulate(g.graph, steps, DeviceProfile());
+  ASSERT_FALSE(static_cast<bool>(result));
+  EXPECT_EQ(llvm::toString(result.takeError()),
+            "invalid plan at step 6: op 'scatter' reruns after 'update' "
+            "overwrote its input 'x'");
+}
+
+TEST(InPlaceTest, StorageReuseMustBeOfALastRead) {
+  PlanningGraph graph;
+  OpId make = graph.addOp("make", 1);
+  TensorId a = graph.addTensor("a", 8, TensorCategory::Activation, make);
+  OpId scatter = graph.addOp("scatter", 1);
+  graph.addUse(scatter, a);
+  TensorId b = graph.addTensor("b", 8, TensorCategory::Activation, scatter);
+  graph.setReusesStorageOf(b, a);
+  OpId later = graph.addOp("later", 1);
+  graph.addUse(later, a);
+  graph.addUse(later, b);
+  EXPECT_EQ(llvm::toString(graph.verify()),
+            "'b' reuses the storage of 'a', which is not an input of its "
+            "producer of the same size read by nothing after it");
+}
+
+TEST(FreeAfterLastUseTest, MovesFreesUpUnlessACopyIsOut) {
+  PlanningGraph graph = makeChain();
+  TensorId a0 = tensorNamed(graph, "f0"), a1 = tensorNamed(graph, "f1");
+  // a1 is last read by f2 (step 2) but freed after f3; a0 has a copy out, so
+  // its Free marks when its memory is released and stays.
+  std::vector<PlanStep> steps = {
+      PlanStep::compute(0), PlanStep::compute(1), PlanStep::compute(2),
+      PlanStep::offload(a0), PlanStep::compute(3), PlanStep::free(a1),
+      PlanStep::free(a0)};
+  std::vector<PlanStep> moved = freeAfterLastUse(graph, steps);
+  std::vector<PlanStep> expected = {
+      PlanStep::compute(0), PlanStep::compute(1), PlanStep::compute(2),
+      PlanStep::free(a1),   PlanStep::offload(a0), PlanStep::compute(3),
+      PlanStep::free(a0)};
+  EXPECT_EQ(moved, expected);
+}

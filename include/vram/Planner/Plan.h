@@ -116,6 +116,15 @@ llvm::Expected<Plan> buildPlan(const PlanningGraph &graph,
                                std::vector<PlanStep> steps,
                                const DeviceProfile &device);
 
+/// Moves every Free of a tensor instance with no host copy in flight to
+/// right after the last step that reads or makes that instance. A program
+/// that keeps an instance beyond its last use (a replay holding it for a
+/// rebuild that did not come) then takes the memory its IR takes, where a
+/// value dies at its last use. The Free of an instance being offloaded stays
+/// where it is: it marks when the device memory is released.
+std::vector<PlanStep> freeAfterLastUse(const PlanningGraph &graph,
+                                       llvm::ArrayRef<PlanStep> steps);
+
 /// Turns a sequence of op runs into a program that frees every tensor
 /// instance right after its last read, which is the least memory that
 /// sequence can take. A run of an op creates new instances of its outputs.

@@ -43,6 +43,11 @@ struct PlanOp {
   bool isBackward = false;
   llvm::SmallVector<TensorId, 2> inputs;
   llvm::SmallVector<TensorId, 1> outputs;
+  /// Inputs the op overwrites in place (an optimizer update into a
+  /// parameter, a scatter into its data): their value afterwards is another
+  /// than the one their producer makes, and host copies made before are
+  /// stale.
+  llvm::SmallVector<TensorId, 1> writes;
 };
 
 struct PlanTensor {
@@ -56,6 +61,13 @@ struct PlanTensor {
   TensorCategory category = TensorCategory::Activation;
   bool recomputable = true;
   bool offloadable = true;
+  /// Sorted: the ops that overwrite it in place. Rerunning the producer
+  /// cannot rebuild such a tensor.
+  llvm::SmallVector<OpId, 1> writers;
+  /// An input of the producer whose storage this tensor takes over (a
+  /// scatter into a buffer nothing else reads): the producer consumes that
+  /// input's resident instance instead of allocating.
+  std::optional<TensorId> reusesStorageOf;
 };
 
 class PlanningGraph {
@@ -67,6 +79,13 @@ public:
                      bool recomputable = true, bool offloadable = true);
   /// Records that `consumer` reads `tensor`; repeated uses are merged.
   void addUse(OpId consumer, TensorId tensor);
+  /// Records that `writer` reads `tensor` and overwrites it in place. Meant
+  /// for persistent tensors; the result of an in-place op on an activation
+  /// is a tensor of its own that reuses its input's storage.
+  void addWrite(OpId writer, TensorId tensor);
+  /// Records that `tensor` is made in the storage of `input`, an input of
+  /// its producer that no later op reads.
+  void setReusesStorageOf(TensorId tensor, TensorId input);
 
   /// Checks that the schedule is topological (every tensor is produced before
   /// it is read) and that costs are finite and non-negative.
@@ -85,6 +104,12 @@ public:
   bool mustStayResident(TensorId id) const;
   /// Whether re-running the producer may rebuild this tensor.
   bool canRecompute(TensorId id) const;
+  /// Whether a run of `op` before the schedule reaches op `at` reads the
+  /// values its first run read: no input has been overwritten in place by
+  /// an op scheduled after `op` and before `at`.
+  bool canRerunBefore(OpId op, OpId at) const {
+    return at <= firstOverwriteAfter[op];
+  }
 
   /// For each tensor, the last op that may need it: its last consumer or,
   /// for a tensor that cannot be recomputed, the last op that may need any
@@ -96,13 +121,17 @@ public:
   double totalCost() const;
   /// Bytes of every persistent tensor.
   uint64_t persistentBytes() const;
-  /// Bytes of the non-persistent inputs and outputs of `op`: all of them are
-  /// live while it runs, whatever the plan.
+  /// Bytes of the non-persistent inputs and outputs of `op` (an output in
+  /// an input's storage counted once): all of them are live while it runs,
+  /// whatever the plan.
   uint64_t bytesTouchedBy(OpId op) const;
 
 private:
   std::vector<PlanOp> opList;
   std::vector<PlanTensor> tensorList;
+  /// By op: the first op after it in the schedule that overwrites one of
+  /// its inputs (the largest OpId when none does).
+  std::vector<OpId> firstOverwriteAfter;
 };
 
 /// What the planner needs to know about the device.
