@@ -19,7 +19,8 @@ public:
       : graph(graph), device(device), resident(graph.numTensors()),
         hostCopyReady(graph.numTensors(), -1),
         offloadDone(graph.numTensors(), -1), arrival(graph.numTensors(), 0),
-        lastWriter(graph.numTensors()), computed(graph.numOps()) {
+        lastWriter(graph.numTensors()), onHost(graph.numTensors()),
+        computed(graph.numOps()) {
     for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
       if (tensor.producer)
         continue;
@@ -35,7 +36,10 @@ public:
         return llvm::createStringError(
             llvm::formatv("invalid plan at step {0}: {1}", index,
                           llvm::toString(std::move(err))));
-      if (result.liveBytes.back() > result.peakBytes) {
+      // Frees before the first op say which arguments are in host memory:
+      // the program starts without them.
+      bool setup = !started && step.kind == StepKind::Free;
+      if (!setup && result.liveBytes.back() > result.peakBytes) {
         result.peakBytes = result.liveBytes.back();
         result.peakStep = index;
       }
@@ -43,9 +47,13 @@ public:
     for (auto [op, done] : llvm::enumerate(computed))
       if (!done)
         return fail("op '{0}' never runs", graph.op(op).name);
-    for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
+    for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
       if (tensor.category == TensorCategory::Output && !resident[t])
         return fail("output '{0}' is not resident at the end", tensor.name);
+      if (onHost[t] && hostCopyReady[t] < 0)
+        return fail("the final value of '{0}' is not back in host memory",
+                    tensor.name);
+    }
     result.totalTime = clock;
     return result;
   }
@@ -118,8 +126,16 @@ private:
       const PlanTensor &tensor = graph.tensor(step.id);
       if (!resident[step.id])
         return fail("free of '{0}', which is not resident", tensor.name);
-      if (graph.mustStayResident(step.id))
-        return fail("free of '{0}', which must stay resident", tensor.name);
+      if (graph.mustStayResident(step.id) && !onHost[step.id]) {
+        // A persistent tensor freed before anything runs is one the caller
+        // keeps in host memory: it has a host copy from the start and must
+        // have one of its final value at the end.
+        if (started || !graph.isPersistent(step.id) || !tensor.offloadable ||
+            !device.canOffload())
+          return fail("free of '{0}', which must stay resident", tensor.name);
+        onHost[step.id] = true;
+        hostCopyReady[step.id] = 0;
+      }
       // The buffer can only be reused once the copy to host has read it.
       waitUntil(offloadDone[step.id]);
       offloadDone[step.id] = -1;
@@ -136,6 +152,7 @@ private:
     if (id >= graph.numOps())
       return fail("run of unknown op {0}", id);
     const PlanOp &op = graph.op(id);
+    started = true;
     for (TensorId input : op.inputs) {
       if (!resident[input])
         return fail("op '{0}' reads '{1}', which is not resident", op.name,
@@ -208,7 +225,11 @@ private:
   std::vector<double> arrival;
   /// The op that last overwrote each tensor in place.
   std::vector<std::optional<OpId>> lastWriter;
+  /// Persistent tensors the caller keeps in host memory.
+  std::vector<bool> onHost;
   std::vector<bool> computed;
+  /// Whether an op has run: a persistent tensor freed before is on host.
+  bool started = false;
   uint64_t live = 0;
   double clock = 0, d2hFree = 0, h2dFree = 0;
   SimulationResult result;
@@ -240,6 +261,7 @@ llvm::Expected<Plan> vram::planner::buildPlan(const PlanningGraph &graph,
   plan.simulation = std::move(*simulation);
   plan.decisions.resize(graph.numTensors());
   std::vector<bool> computed(graph.numOps());
+  bool started = false;
   for (auto [index, step] : llvm::enumerate(steps)) {
     switch (step.kind) {
     case StepKind::Compute:
@@ -247,6 +269,7 @@ llvm::Expected<Plan> vram::planner::buildPlan(const PlanningGraph &graph,
         for (TensorId output : graph.op(step.id).outputs)
           plan.decisions[output].recomputeSteps.push_back(index);
       computed[step.id] = true;
+      started = true;
       break;
     case StepKind::Offload:
       plan.decisions[step.id].offloadSteps.push_back(index);
@@ -255,6 +278,8 @@ llvm::Expected<Plan> vram::planner::buildPlan(const PlanningGraph &graph,
       plan.decisions[step.id].prefetchSteps.push_back(index);
       break;
     case StepKind::Free:
+      if (!started && graph.isPersistent(step.id))
+        plan.decisions[step.id].inHostMemory = true;
       break;
     }
   }

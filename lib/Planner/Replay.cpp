@@ -47,6 +47,10 @@ struct ReplayOptions {
   /// When set: filled, by TensorId, with what each tensor's first eviction
   /// weighed (the report's "why").
   std::vector<std::optional<EvictionCost>> *evictionCosts = nullptr;
+  /// Indexed by TensorId (empty: none). Persistent tensors the caller keeps
+  /// in host memory: brought in before each use like offloaded tensors, and
+  /// copied back once written.
+  std::vector<bool> startOnHost;
 };
 
 class Replayer {
@@ -65,6 +69,13 @@ private:
     bool operator>(const Candidate &other) const { return score > other.score; }
   };
 
+  bool onHost(TensorId t) const {
+    return !options.startOnHost.empty() && options.startOnHost[t];
+  }
+  /// Tensors that stay on the device from their first step to the end.
+  bool pinned(TensorId t) const {
+    return graph.mustStayResident(t) && !onHost(t);
+  }
   bool hasFutureUse(TensorId t) const {
     return nextUse[t] < graph.tensor(t).consumers.size();
   }
@@ -82,6 +93,10 @@ private:
   void pushCandidate(TensorId t);
   std::optional<TensorId> popVictim();
   void evict(TensorId t);
+  /// Issues the copy of `t` to host right after its last touch.
+  void copyOut(TensorId t);
+  /// Brings an offloaded `t` back before its next use.
+  void schedulePrefetch(TensorId t);
   bool reserve(uint64_t bytes);
 
   void setResident(TensorId t);
@@ -168,7 +183,7 @@ double Replayer::recomputeCost(TensorId t) const {
   constexpr unsigned kMaxOps = 32;
   OpId rebuildAt = nextUseOf(t);
   auto missingAt = [&](TensorId input) {
-    return !resident[input] || (!graph.mustStayResident(input) &&
+    return !resident[input] || (!pinned(input) &&
                                 keepUntil[input] < int64_t(rebuildAt));
   };
   ++costStamp;
@@ -218,7 +233,7 @@ double Replayer::offloadCost(TensorId t) const {
 }
 
 bool Replayer::isEvictable(TensorId t) const {
-  return resident[t] && locks[t] == 0 && !graph.mustStayResident(t) &&
+  return resident[t] && locks[t] == 0 && !pinned(t) &&
          (hasFutureUse(t) || held[t]) && graph.tensor(t).bytes > 0;
 }
 
@@ -266,26 +281,32 @@ void Replayer::evict(TensorId t) {
         recomputeCost(t), offloadCost(t), timeUntil(nextUseOf(t))};
   offloaded[t] = hasFutureUse(t) && offloadCost(t) <= recomputeCost(t);
   if (offloaded[t]) {
-    double copy = device.copyTime(graph.tensor(t).bytes);
-    if (!hostCopy[t]) {
-      offloadsAfter.push_back({lastTouchStep[t], t});
-      double done = std::max(d2hFree, lastTouchTime[t]) + copy;
-      d2hFree = done;
-      clock =
-          device.copiesOverlapCompute ? std::max(clock, done) : clock + copy;
-      hostCopy[t] = true;
-    }
-    // Prefetch as late as the copy still hides behind compute, never before
-    // the next op.
-    OpId next = nextUseOf(t);
-    double target = prefixTime[next] - copy;
-    auto it =
-        std::upper_bound(prefixTime.begin(), prefixTime.begin() + next, target);
-    OpId issue =
-        it == prefixTime.begin() ? 0 : OpId(it - prefixTime.begin() - 1);
-    prefetchBefore[std::clamp<OpId>(issue, cursor + 1, next)].push_back(t);
+    if (!hostCopy[t])
+      copyOut(t);
+    schedulePrefetch(t);
   }
   emitFree(t);
+}
+
+void Replayer::copyOut(TensorId t) {
+  double copy = device.copyTime(graph.tensor(t).bytes);
+  offloadsAfter.push_back({lastTouchStep[t], t});
+  double done = std::max(d2hFree, lastTouchTime[t]) + copy;
+  d2hFree = done;
+  clock = device.copiesOverlapCompute ? std::max(clock, done) : clock + copy;
+  hostCopy[t] = true;
+}
+
+void Replayer::schedulePrefetch(TensorId t) {
+  // As late as the copy still hides behind compute, never before the next
+  // op.
+  double copy = device.copyTime(graph.tensor(t).bytes);
+  OpId next = nextUseOf(t);
+  double target = prefixTime[next] - copy;
+  auto it =
+      std::upper_bound(prefixTime.begin(), prefixTime.begin() + next, target);
+  OpId issue = it == prefixTime.begin() ? 0 : OpId(it - prefixTime.begin() - 1);
+  prefetchBefore[std::clamp<OpId>(issue, cursor + 1, next)].push_back(t);
 }
 
 bool Replayer::reserve(uint64_t bytes) {
@@ -317,8 +338,8 @@ void Replayer::emitFree(TensorId t) {
 }
 
 void Replayer::releaseIfDead(TensorId t) {
-  if (!resident[t] || locks[t] != 0 || graph.mustStayResident(t) ||
-      hasFutureUse(t) || keepUntil[t] > int64_t(cursor))
+  if (!resident[t] || locks[t] != 0 || pinned(t) || hasFutureUse(t) ||
+      keepUntil[t] > int64_t(cursor))
     return;
   // While inputs of the current op are rebuilt, another branch of the
   // rebuild may read this tensor again: keep it, as the first to evict.
@@ -329,6 +350,9 @@ void Replayer::releaseIfDead(TensorId t) {
     }
     return;
   }
+  // The caller's host copy must end up holding the final value.
+  if (onHost(t) && !hostCopy[t])
+    copyOut(t);
   emitFree(t);
 }
 
@@ -450,15 +474,24 @@ llvm::Expected<std::vector<PlanStep>> Replayer::run() {
     resident[t] = true;
     residentBytes += tensor.bytes;
   }
-  if (options.budget && residentBytes > *options.budget)
-    return budgetError();
   for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
     if (tensor.producer)
       continue;
+    if (onHost(t)) {
+      // Passed in host memory: brought in before its first use (on demand
+      // when that is the first op).
+      emitFree(t);
+      hostCopy[t] = offloaded[t] = true;
+      if (hasFutureUse(t) && nextUseOf(t) > 0)
+        schedulePrefetch(t);
+      continue;
+    }
     if (tensor.consumers.empty() && !graph.mustStayResident(t))
       emitFree(t);
     pushCandidate(t);
   }
+  if (options.budget && residentBytes > *options.budget)
+    return budgetError();
 
   for (cursor = 0; cursor < graph.numOps(); ++cursor) {
     // Prefetches scheduled by earlier offloads, unless the tensor came back
@@ -553,16 +586,32 @@ llvm::Expected<Plan> vram::planner::planChenSqrtN(const PlanningGraph &graph,
   return replayPlan(graph, device, std::move(options));
 }
 
-uint64_t vram::planner::memoryLowerBound(const PlanningGraph &graph) {
+uint64_t vram::planner::memoryLowerBound(const PlanningGraph &graph,
+                                         bool withHostMemory) {
+  // Persistent tensors stay on the device unless they may live on host,
+  // where an op still needs them resident while it reads them.
+  auto stays = [&](TensorId t) {
+    return graph.isPersistent(t) &&
+           !(withHostMemory && graph.tensor(t).offloadable);
+  };
   // Tensors with no producer are all resident when the first op runs.
-  uint64_t atStart = 0;
-  for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
-    if (!tensor.producer && !graph.isPersistent(t) && !tensor.consumers.empty())
+  uint64_t atStart = 0, staying = 0;
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (stays(t))
+      staying += tensor.bytes;
+    else if (!tensor.producer && !graph.isPersistent(t) &&
+             !tensor.consumers.empty())
       atStart += tensor.bytes;
+  }
   uint64_t largest = atStart;
-  for (OpId op = 0; op < graph.numOps(); ++op)
-    largest = std::max(largest, graph.bytesTouchedBy(op));
-  return graph.persistentBytes() + largest;
+  for (OpId op = 0; op < graph.numOps(); ++op) {
+    uint64_t touched = graph.bytesTouchedBy(op);
+    for (TensorId t : graph.op(op).inputs)
+      if (graph.isPersistent(t) && !stays(t))
+        touched += graph.tensor(t).bytes;
+    largest = std::max(largest, touched);
+  }
+  return staying + largest;
 }
 
 namespace {
@@ -575,12 +624,14 @@ struct FastAttempt {
 };
 } // namespace
 
-static std::optional<FastAttempt> attemptFast(const PlanningGraph &graph,
-                                              uint64_t budget,
-                                              const DeviceProfile &device) {
+static std::optional<FastAttempt>
+attemptFast(const PlanningGraph &graph, uint64_t budget,
+            const DeviceProfile &device,
+            const std::vector<bool> &startOnHost = {}) {
   FastAttempt attempt;
   ReplayOptions options;
   options.budget = budget;
+  options.startOnHost = startOnHost;
   attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
   options.evictionCosts = &attempt.evictionCosts;
   llvm::Expected<std::vector<PlanStep>> steps =
@@ -604,19 +655,21 @@ static std::optional<FastAttempt> attemptFast(const PlanningGraph &graph,
 }
 
 /// The attempt with the lowest peak the fast planner finds at or below
-/// `ceiling`: a bisection over budgets between memoryLowerBound and the
-/// ceiling (to 0.1%) in which a met budget moves the upper end down to the
-/// peak its plan reached. Greedy eviction is not monotone in the budget (a
-/// tighter budget can succeed where a looser one ran into a dead end), and a
-/// plan fits every budget above its peak, so the peaks are what count.
-static std::optional<FastAttempt> lowestFastAttempt(const PlanningGraph &graph,
-                                                    const DeviceProfile &device,
-                                                    uint64_t ceiling) {
-  uint64_t low = memoryLowerBound(graph);
+/// `ceiling` with the persistent tensors `startOnHost` marks in host memory:
+/// a bisection over budgets between memoryLowerBound and the ceiling (to
+/// 0.1%) in which a met budget moves the upper end down to the peak its
+/// plan reached. Greedy eviction is not monotone in the budget (a tighter
+/// budget can succeed where a looser one ran into a dead end), and a plan
+/// fits every budget above its peak, so the peaks are what count.
+static std::optional<FastAttempt>
+lowestFastAttempt(const PlanningGraph &graph, const DeviceProfile &device,
+                  uint64_t ceiling, const std::vector<bool> &startOnHost) {
+  uint64_t low = memoryLowerBound(graph, llvm::is_contained(startOnHost, true));
   std::optional<FastAttempt> best;
   auto fits = [&](uint64_t budget) {
-    std::optional<FastAttempt> attempt = attemptFast(graph, budget, device);
-    if (!attempt)
+    std::optional<FastAttempt> attempt =
+        attemptFast(graph, budget, device, startOnHost);
+    if (!attempt || attempt->peak > budget)
       return false;
     if (!best || attempt->peak < best->peak)
       best = std::move(attempt);
@@ -638,6 +691,38 @@ static std::optional<FastAttempt> lowestFastAttempt(const PlanningGraph &graph,
   return best;
 }
 
+/// The persistent tensors the caller could keep in host memory on `device`,
+/// in the order the planner moves them there: the ones read by the fewest
+/// ops first (optimizer state, read once by the update, before parameters),
+/// larger first among those.
+static std::vector<TensorId> hostCandidates(const PlanningGraph &graph,
+                                            const DeviceProfile &device) {
+  std::vector<TensorId> candidates;
+  if (!device.canOffload())
+    return candidates;
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
+    if (graph.isPersistent(t) && tensor.offloadable && tensor.bytes > 0 &&
+        !tensor.consumers.empty())
+      candidates.push_back(t);
+  llvm::stable_sort(candidates, [&](TensorId a, TensorId b) {
+    const PlanTensor &x = graph.tensor(a), &y = graph.tensor(b);
+    if (x.consumers.size() != y.consumers.size())
+      return x.consumers.size() < y.consumers.size();
+    return x.bytes > y.bytes;
+  });
+  return candidates;
+}
+
+/// By TensorId: the first `count` of `candidates`.
+static std::vector<bool> firstOnHost(const PlanningGraph &graph,
+                                     llvm::ArrayRef<TensorId> candidates,
+                                     size_t count) {
+  std::vector<bool> onHost(graph.numTensors(), false);
+  for (TensorId t : candidates.take_front(count))
+    onHost[t] = true;
+  return onHost;
+}
+
 /// A ceiling every graph's fast plan meets: room for every tensor at once,
 /// so nothing is ever evicted.
 static uint64_t allTensorBytes(const PlanningGraph &graph) {
@@ -647,10 +732,19 @@ static uint64_t allTensorBytes(const PlanningGraph &graph) {
   return bytes;
 }
 
+/// The lowest peak the fast planner finds, with every candidate for host
+/// memory there.
+static std::optional<FastAttempt>
+lowestFastAttempt(const PlanningGraph &graph, const DeviceProfile &device) {
+  std::vector<TensorId> candidates = hostCandidates(graph, device);
+  return lowestFastAttempt(
+      graph, device, allTensorBytes(graph),
+      firstOnHost(graph, candidates, candidates.size()));
+}
+
 uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
                                            const DeviceProfile &device) {
-  std::optional<FastAttempt> best =
-      lowestFastAttempt(graph, device, allTensorBytes(graph));
+  std::optional<FastAttempt> best = lowestFastAttempt(graph, device);
   return best ? best->peak : allTensorBytes(graph);
 }
 
@@ -670,8 +764,10 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
 
 /// The fast planner's attempt for `budget`: the plan aimed at it or, when
 /// that replay runs into a dead end, a plan aimed lower (seven evenly spaced
-/// budgets down to the lower bound first). Failing those, the lowest peak
-/// the planner finds at all, which the caller compares with the budget.
+/// budgets down to the lower bound). Then, with a host link, the plan that
+/// keeps the fewest persistent tensors in host memory (hostCandidates'
+/// order; doubling, then bisection on how many). Failing those, the lowest
+/// peak the planner finds at all, which the caller compares with the budget.
 static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
                                                     uint64_t budget,
                                                     const DeviceProfile &device) {
@@ -683,7 +779,38 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
     if (std::optional<FastAttempt> attempt = attemptFast(
             graph, budget - (budget - low) / kProbes * i, device))
       return attempt;
-  return lowestFastAttempt(graph, device, allTensorBytes(graph));
+
+  std::vector<TensorId> candidates = hostCandidates(graph, device);
+  auto withOnHost = [&](size_t count) {
+    return attemptFast(graph, budget, device,
+                       firstOnHost(graph, candidates, count));
+  };
+  // Invariant: `failed` tensors on host do not meet the budget.
+  size_t failed = 0;
+  std::optional<FastAttempt> met;
+  size_t count = 1;
+  for (; count < candidates.size(); count *= 2) {
+    if ((met = withOnHost(count)))
+      break;
+    failed = count;
+  }
+  if (!met && !candidates.empty()) {
+    count = candidates.size();
+    met = withOnHost(count);
+  }
+  if (met) {
+    while (count - failed > 1) {
+      size_t mid = failed + (count - failed) / 2;
+      if (std::optional<FastAttempt> attempt = withOnHost(mid)) {
+        met = std::move(attempt);
+        count = mid;
+      } else {
+        failed = mid;
+      }
+    }
+    return met;
+  }
+  return lowestFastAttempt(graph, device);
 }
 
 llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
@@ -693,7 +820,7 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
       fastAttemptWithin(graph, budget, device);
   if (!attempt || attempt->peak > budget)
     return llvm::make_error<BudgetTooSmallError>(
-        budget, memoryLowerBound(graph),
+        budget, memoryLowerBound(graph, device.canOffload()),
         attempt ? attempt->peak : allTensorBytes(graph));
   // A program the simulator rejects is a planner bug, reported as is.
   llvm::Expected<Plan> plan = buildFastPlan(graph, std::move(*attempt), device);

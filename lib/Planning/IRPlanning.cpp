@@ -9,6 +9,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
@@ -227,8 +228,11 @@ IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
     // planner must not think it can free them.
     if (!producer)
       category = planner::TensorCategory::Parameter;
+    // Arguments may stay in the caller's host memory; constants are
+    // program data, placed with the program.
     auto tensorType = dyn_cast<RankedTensorType>(root.getType());
-    bool offloadable = producer && tensorType && tensorType.hasStaticShape();
+    bool offloadable = (producer || isa<BlockArgument>(root)) && tensorType &&
+                       tensorType.hasStaticShape();
     planner::TensorId id =
         graph.addTensor(getValueName(root), buffer.bytes, category, producer,
                         recomputable && producer.has_value(), offloadable);
@@ -310,7 +314,8 @@ public:
       : planning(planning), graph(planning.graph),
         current(graph.numTensors()), hostCopy(graph.numTensors()),
         offloadPending(graph.numTensors(), false),
-        resident(graph.numTensors(), false), runs(graph.numOps(), 0),
+        resident(graph.numTensors(), false), onHost(graph.numTensors(), false),
+        runs(graph.numOps(), 0),
         originalOperands(graph.numOps()),
         terminator(body.getTerminator()), builder(terminator) {
     // Recorded before ops are rewritten: a placed view reads an instance.
@@ -336,7 +341,18 @@ public:
     for (planner::TensorId t = 0; t < graph.numTensors(); ++t)
       if (offloadPending[t])
         offload(t);
-    redirectUses(terminator, getOperands(terminator));
+    // What the caller keeps in host memory is returned from there.
+    SmallVector<Value> returned = getOperands(terminator);
+    redirectUses(terminator, returned);
+    for (auto [operand, original] :
+         llvm::zip(terminator->getOpOperands(), returned))
+      if (auto it = planning.tensorOf.find(original);
+          it != planning.tensorOf.end() && onHost[it->second])
+        operand.set(hostCopy[it->second].value);
+    auto func = cast<FunctionOpInterface>(terminator->getParentOp());
+    func.setType(FunctionType::get(func.getContext(),
+                                   terminator->getBlock()->getArgumentTypes(),
+                                   terminator->getOperandTypes()));
     return stats;
   }
 
@@ -348,6 +364,7 @@ private:
   void apply(const planner::PlanStep &step) {
     switch (step.kind) {
     case planner::StepKind::Compute:
+      started = true;
       compute(step.id);
       return;
     case planner::StepKind::Offload:
@@ -371,6 +388,16 @@ private:
       if (offloadPending[step.id])
         offload(step.id);
       resident[step.id] = false;
+      // Freed before anything runs: an argument the caller passes in host
+      // memory, brought in by prefetches.
+      if (!started && !graph.tensor(step.id).producer) {
+        auto arg = cast<BlockArgument>(planning.values[step.id]);
+        arg.setType(HostTensorType::get(
+            arg.getContext(), cast<RankedTensorType>(arg.getType())));
+        hostCopy[step.id] = {arg, arg};
+        current[step.id] = {};
+        onHost[step.id] = true;
+      }
       return;
     }
   }
@@ -484,6 +511,10 @@ private:
   const planner::PlanningGraph &graph;
   std::vector<Instance> current, hostCopy;
   std::vector<bool> offloadPending, resident;
+  /// Arguments the caller passes in host memory.
+  std::vector<bool> onHost;
+  /// Whether an op has been placed.
+  bool started = false;
   /// Each view of the body: the value it views and that operand's number.
   llvm::DenseMap<Value, std::pair<Value, unsigned>> viewSources;
   /// (instance value, original view) -> the view of that instance.
@@ -747,7 +778,33 @@ void printPlanReport(raw_ostream &os, StringRef functionName,
      << formatSeconds(sim.baselineTime) << " on " << device.name
      << " (recompute " << formatSeconds(sim.recomputeTime)
      << ", exposed copies " << formatSeconds(sim.exposedTransferTime)
-     << ")\n";
+     << ")";
+  // Arguments the caller keeps in host memory (ZeRO-Offload style): each
+  // comes in before its uses and, once written, goes back.
+  SmallVector<planner::TensorId> inHost;
+  uint64_t inHostBytes = 0;
+  for (auto [t, decision] : llvm::enumerate(plan.decisions))
+    if (decision.inHostMemory) {
+      inHost.push_back(t);
+      inHostBytes += graph.tensor(t).bytes;
+    }
+  if (!inHost.empty())
+    os << ", " << inHost.size() << " arguments in host memory ("
+       << formatExactBytes(inHostBytes) << " B)";
+  os << "\n";
+  if (!inHost.empty()) {
+    os << "  arguments in host memory:\n";
+    for (planner::TensorId t : inHost) {
+      const planner::TensorDecision &decision = plan.decisions[t];
+      os << "    " << graph.tensor(t).name << ": "
+         << formatExactBytes(graph.tensor(t).bytes) << " B "
+         << getCategoryKey(planning.categories[t]) << ", brought in "
+         << decision.prefetchSteps.size() << "x";
+      if (!decision.offloadSteps.empty())
+        os << ", written back " << decision.offloadSteps.size() << "x";
+      os << "\n";
+    }
+  }
 
   // Layers in the order of their first tensor; a tensor counts in the
   // column of what happens to it (offloaded before recomputed: an offloaded

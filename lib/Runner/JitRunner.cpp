@@ -1,6 +1,7 @@
 //===- JitRunner.cpp - lower, JIT-compile and call an entry function ------===//
 
 #include "vram/Runner/JitRunner.h"
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Pipelines/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -36,6 +37,10 @@ static FailureOr<TensorSpec> getTensorSpec(func::FuncOp func, Type type,
   spec.name = nameAttr ? nameAttr.str() : (what + llvm::Twine(index)).str();
   if (auto param = attrs ? attrs.getAs<StringAttr>("vram.param") : nullptr)
     spec.paramKind = param.str();
+  // A value the caller keeps in host memory is passed like any other: the
+  // runner's tensors are host arrays.
+  if (auto host = dyn_cast<HostTensorType>(type))
+    type = host.getTensorType();
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return func.emitError() << what << " " << index << " ('" << spec.name

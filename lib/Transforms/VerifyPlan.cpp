@@ -42,12 +42,15 @@ static LogicalResult verifyDominance(FunctionOpInterface func) {
   return failure(result.wasInterrupted());
 }
 
-/// A prefetch brings back a copy the program made; a host value from
-/// anywhere else (an argument) has no plan behind it.
+/// A prefetch brings back a copy the program made or an argument the
+/// caller passes in host memory; a host value from anywhere else has no
+/// plan behind it.
 static LogicalResult verifyPrefetchSources(FunctionOpInterface func) {
   WalkResult result = func.walk([&](PrefetchOp prefetch) {
-    if (!prefetch.getInput().getDefiningOp<OffloadOp>()) {
-      prefetch.emitOpError("reads a host value that no vram.offload made");
+    Value input = prefetch.getInput();
+    if (!input.getDefiningOp<OffloadOp>() && !isa<BlockArgument>(input)) {
+      prefetch.emitOpError("reads a host value that no vram.offload made "
+                           "and no argument passes");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -321,3 +321,33 @@ TEST(FreeAfterLastUseTest, MovesFreesUpUnlessACopyIsOut) {
       PlanStep::free(a0)};
   EXPECT_EQ(moved, expected);
 }
+
+TEST(HostMemoryTest, ArgumentsFreedBeforeTheFirstOpStayOnHost) {
+  InPlaceGraph g;
+  DeviceProfile device;
+  device.hostLinkBytesPerTime = 1;
+  // x in host memory: in for the scatter, written by the update, back out.
+  std::vector<PlanStep> steps = {
+      PlanStep::free(g.x),           PlanStep::compute(g.zeros),
+      PlanStep::prefetch(g.x),       PlanStep::compute(g.scatter),
+      PlanStep::compute(g.use),      PlanStep::free(g.s),
+      PlanStep::compute(g.update),   PlanStep::offload(g.x),
+      PlanStep::free(g.x)};
+  llvm::Expected<SimulationResult> result = simulate(g.graph, steps, device);
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  // The step starts without x: z 8 + x 10 while the scatter runs (s in z's
+  // storage), then x + s + y = 22 while use runs.
+  EXPECT_EQ(result->peakBytes, 22u);
+  // Without the copy back, the updated x is lost.
+  steps.erase(steps.end() - 2);
+  result = simulate(g.graph, steps, device);
+  ASSERT_FALSE(static_cast<bool>(result));
+  EXPECT_EQ(llvm::toString(result.takeError()),
+            "the final value of 'x' is not back in host memory");
+  // Only before the first op, and only with a host link.
+  result = simulate(g.graph,
+                    {PlanStep::compute(g.zeros), PlanStep::free(g.x)}, device);
+  ASSERT_FALSE(static_cast<bool>(result));
+  EXPECT_EQ(llvm::toString(result.takeError()),
+            "invalid plan at step 1: free of 'x', which must stay resident");
+}

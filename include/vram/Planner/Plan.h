@@ -23,6 +23,9 @@ enum class StepKind {
   /// Allocates a tensor on the device and starts copying it back from host.
   Prefetch,
   /// Releases a tensor's device memory; waits for a pending offload of it.
+  /// Before the first Compute, a Free of a persistent tensor says the caller
+  /// keeps it in host memory: it starts with a host copy, and the program
+  /// must leave a host copy of its final value.
   Free,
 };
 
@@ -92,10 +95,12 @@ struct TensorDecision {
   /// Why the tensor left the device, as the fast planner weighed it at the
   /// first eviction; empty for the other planners and for kept tensors.
   std::optional<EvictionCost> eviction;
+  /// A persistent tensor the caller keeps in host memory.
+  bool inHostMemory = false;
 
   bool isKept() const {
     return recomputeSteps.empty() && offloadSteps.empty() &&
-           prefetchSteps.empty();
+           prefetchSteps.empty() && !inHostMemory;
   }
   bool isRecomputed() const { return !recomputeSteps.empty(); }
   bool isOffloaded() const { return !offloadSteps.empty(); }

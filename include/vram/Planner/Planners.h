@@ -54,14 +54,18 @@ llvm::Expected<Plan> planFast(const PlanningGraph &graph, uint64_t budget,
                               const DeviceProfile &device);
 
 /// Persistent bytes plus the largest bytesTouchedBy over all ops: no plan
-/// peaks lower.
-uint64_t memoryLowerBound(const PlanningGraph &graph);
+/// peaks lower. `withHostMemory`: persistent tensors that can be offloaded
+/// may live in host memory, so they count only in the ops that read them.
+uint64_t memoryLowerBound(const PlanningGraph &graph,
+                          bool withHostMemory = false);
 
 /// Peak of the unplanned schedule.
 uint64_t unplannedPeak(const PlanningGraph &graph);
 
-/// The smallest budget (to 0.1%) the fast planner meets, by bisection
-/// between memoryLowerBound and the unplanned peak.
+/// The smallest budget the fast planner meets: the lowest peak it reaches
+/// in a bisection (to 0.1%) between memoryLowerBound and a budget that holds
+/// every tensor, with every persistent tensor it may keep in host memory
+/// there.
 uint64_t smallestFastBudget(const PlanningGraph &graph,
                             const DeviceProfile &device);
 
