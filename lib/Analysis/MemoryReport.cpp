@@ -221,10 +221,47 @@ SmallVector<PhasePeak> computePhasePeaks(const MemoryAnalysis &analysis) {
   return phases;
 }
 
+std::string formatPlanSummary(const PlanSummary &plan) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "budget " << formatExactBytes(plan.budget) << " B, planned peak "
+     << formatExactBytes(plan.plannedPeak) << " B (unplanned "
+     << formatExactBytes(plan.unplannedPeak) << " B); " << plan.recomputations
+     << " recomputations, " << formatExactBytes(plan.offloadedBytes)
+     << " B offloaded, " << plan.hostArguments << " arguments in host memory ("
+     << formatExactBytes(plan.hostArgumentBytes) << " B); overhead "
+     << llvm::format("%.1f%%", plan.overhead() * 100) << " of "
+     << formatSeconds(plan.computeSeconds) << " (recompute "
+     << formatSeconds(plan.recomputeSeconds) << ", exposed copies "
+     << formatSeconds(plan.exposedCopySeconds) << ") on " << plan.device;
+  return text;
+}
+
+/// The "plan" object of the JSON report and of the HTML page's data.
+static void writePlanJSON(const PlanSummary &plan, llvm::json::OStream &json) {
+  json.attributeObject("plan", [&] {
+    json.attribute("budget", plan.budget);
+    json.attribute("planned_peak", plan.plannedPeak);
+    json.attribute("unplanned_peak", plan.unplannedPeak);
+    json.attribute("recomputations", plan.recomputations);
+    json.attribute("offloaded_bytes", plan.offloadedBytes);
+    json.attribute("host_arguments", plan.hostArguments);
+    json.attribute("host_argument_bytes", plan.hostArgumentBytes);
+    json.attribute("overhead", plan.overhead());
+    json.attribute("compute_seconds", plan.computeSeconds);
+    json.attribute("recompute_seconds", plan.recomputeSeconds);
+    json.attribute("exposed_copy_seconds", plan.exposedCopySeconds);
+    json.attribute("device", plan.device);
+  });
+}
+
 void printMemoryTable(const MemoryAnalysis &analysis, StringRef function,
                       const MemoryReportOptions &options, llvm::raw_ostream &os) {
   auto schedule = analysis.getSchedule();
   uint64_t peak = analysis.getPeakBytes();
+  if (options.plan)
+    os << "Plan of @" << function << ": " << formatPlanSummary(*options.plan)
+       << "\n";
   os << "Memory of @" << function << ": " << schedule.size()
      << " ops, in the order of the IR\n";
   os << "  Peak: " << formatBinaryBytes(peak) << " (" << formatExactBytes(peak)
@@ -300,6 +337,8 @@ void printMemoryJSON(const MemoryAnalysis &analysis, StringRef function,
   json.attribute("version", kMemoryReportSchemaVersion);
   json.attribute("function", function);
   json.attribute("units", "bytes");
+  if (options.plan)
+    writePlanJSON(*options.plan, json);
   json.attributeArray("includes", [&] {
     for (StringRef text : getReportIncludes())
       json.value(text);
@@ -448,7 +487,7 @@ h1{font-size:18px;margin:0 0 4px} .sub{color:#555;margin-bottom:12px}
  width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 .notes{color:#555;font-size:12px;max-width:1000px}
 </style></head><body>
-<h1 id="title"></h1><div class="sub" id="summary"></div>
+<h1 id="title"></h1><div class="sub" id="plan"></div><div class="sub" id="summary"></div>
 <div class="legend" id="legend"></div>
 <div id="chart"><svg id="svg" width="1100" height="460"></svg><div id="tip"></div></div>
 <div class="notes" id="notes"></div>
@@ -464,7 +503,8 @@ function fmt(b){const u=["B","KiB","MiB","GiB","TiB"];let i=0;
 const W=1100,H=460,L=80,R=20,T=20,B=40,w=W-L-R,h=H-T-B;
 const n=data.points.length, cats=data.categories.filter(c=>data.live[c].some(v=>v>0));
 const totals=data.points.map((_,i)=>cats.reduce((s,c)=>s+data.live[c][i],0));
-const ymax=Math.max(data.peak.bytes,data.budget||0)*1.05||1;
+const ymax=Math.max(data.peak.bytes,data.budget||0,
+ data.plan?data.plan.unplanned_peak:0)*1.05||1;
 const x=i=>L+(n>1?i*w/(n-1):w/2), y=v=>T+h-v*h/ymax;
 const svg=document.getElementById("svg"), NS="http://www.w3.org/2000/svg";
 function el(tag,attrs,parent){const e=document.createElementNS(NS,tag);
@@ -482,6 +522,9 @@ xl.textContent="program point (op in schedule order)";
 if(data.budget){el("line",{x1:L,x2:L+w,y1:y(data.budget),y2:y(data.budget),stroke:"#c00",
  "stroke-dasharray":"6,4","stroke-width":2});const t=el("text",{x:L+w-4,y:y(data.budget)-5,
  "text-anchor":"end",fill:"#c00","font-size":12});t.textContent="budget "+fmt(data.budget);}
+if(data.plan){const u=data.plan.unplanned_peak;el("line",{x1:L,x2:L+w,y1:y(u),y2:y(u),
+ stroke:"#555","stroke-dasharray":"2,3","stroke-width":1.5});const t=el("text",{x:L+4,
+ y:y(u)-5,fill:"#555","font-size":12});t.textContent="unplanned peak "+fmt(u);}
 const cursor=el("line",{x1:0,x2:0,y1:T,y2:T+h,stroke:"#000",opacity:0});
 const tip=document.getElementById("tip");
 svg.addEventListener("mousemove",ev=>{const r=svg.getBoundingClientRect();
@@ -495,6 +538,13 @@ svg.addEventListener("mousemove",ev=>{const r=svg.getBoundingClientRect();
  tip.style.left=Math.min(px+14,W-300)+"px";tip.style.top=(ev.clientY-r.top+10)+"px";});
 svg.addEventListener("mouseleave",()=>{tip.style.display="none";cursor.setAttribute("opacity",0);});
 document.getElementById("title").textContent="Memory of @"+data.function;
+if(data.plan){const p=data.plan;document.getElementById("plan").innerHTML=
+ "<b>plan</b> for a budget of "+fmt(p.budget)+": planned peak <b>"+fmt(p.planned_peak)+
+ "</b>, unplanned "+fmt(p.unplanned_peak)+" &middot; "+p.recomputations+" recomputations, "+
+ fmt(p.offloaded_bytes)+" offloaded, "+p.host_arguments+" arguments in host memory ("+
+ fmt(p.host_argument_bytes)+") &middot; overhead "+(100*p.overhead).toFixed(1)+"% of "+
+ (1e3*p.compute_seconds).toPrecision(3)+" ms (recompute "+(1e3*p.recompute_seconds).toPrecision(3)+
+ " ms, exposed copies "+(1e3*p.exposed_copy_seconds).toPrecision(3)+" ms) on "+p.device;}
 document.getElementById("summary").innerHTML="peak <b>"+fmt(data.peak.bytes)+"</b> ("+
  data.peak.bytes.toLocaleString("en-US")+" bytes) at op "+(data.peak.point+1)+": "+data.peak.op+" "+data.peak.node+
  (data.budget?" &middot; budget "+fmt(data.budget)+(data.peak.bytes<=data.budget?" (fits)":" (does not fit)"):"")+
@@ -536,6 +586,8 @@ void printMemoryHTML(const MemoryAnalysis &analysis, StringRef function,
   });
   if (options.budget)
     json.attribute("budget", *options.budget);
+  if (options.plan)
+    writePlanJSON(*options.plan, json);
   writePhasesJSON(analysis, json);
   json.attributeArray("includes", [&] {
     for (StringRef line : getReportIncludes())

@@ -126,6 +126,8 @@ private:
   std::vector<bool> resident, hostCopy;
   /// The tensor's latest eviction was an offload: rebuild it by prefetch.
   std::vector<bool> offloaded;
+  /// Prefetched and not read since.
+  std::vector<bool> prefetchedUnread;
   std::vector<unsigned> nextUse, locks;
   std::vector<uint32_t> version;
   /// Step index of the last Compute or Prefetch that touched each tensor,
@@ -154,6 +156,7 @@ Replayer::Replayer(const PlanningGraph &graph, const DeviceProfile &device,
       prefixTime(graph.numOps() + 1), keepUntil(graph.lastOpNeeding()),
       expiringAfter(graph.numOps()), resident(graph.numTensors()),
       hostCopy(graph.numTensors()), offloaded(graph.numTensors()),
+      prefetchedUnread(graph.numTensors()),
       nextUse(graph.numTensors()), locks(graph.numTensors()),
       version(graph.numTensors()), lastTouchStep(graph.numTensors(), -1),
       lastTouchTime(graph.numTensors()), prefetchBefore(graph.numOps()),
@@ -283,7 +286,10 @@ void Replayer::evict(TensorId t) {
   if (offloaded[t]) {
     if (!hostCopy[t])
       copyOut(t);
-    schedulePrefetch(t);
+    // Brought in early and evicted before its use: bringing it in early
+    // again would repeat that, so it comes in when its reader needs it.
+    if (!prefetchedUnread[t])
+      schedulePrefetch(t);
   }
   emitFree(t);
 }
@@ -394,6 +400,7 @@ llvm::Error Replayer::runOp(OpId id, bool isOriginal) {
     hostCopy[written] = offloaded[written] = false;
   for (TensorId input : op.inputs) {
     --locks[input];
+    prefetchedUnread[input] = false;
     lastTouchStep[input] = steps.size() - 1;
     lastTouchTime[input] = clock;
     if (isOriginal)
@@ -415,6 +422,7 @@ llvm::Error Replayer::prefetch(TensorId t) {
     return budgetError();
   steps.push_back(PlanStep::prefetch(t));
   setResident(t);
+  prefetchedUnread[t] = true;
   return llvm::Error::success();
 }
 

@@ -97,4 +97,23 @@ std::string formatExactBytes(uint64_t bytes) {
   return text;
 }
 
+/// `1.23 us`: seconds in the unit that keeps 1-3 digits before the point.
+std::string formatSeconds(double seconds) {
+  const char *unit = "s";
+  double value = seconds;
+  if (seconds < 1e-6) {
+    value = seconds * 1e9;
+    unit = "ns";
+  } else if (seconds < 1e-3) {
+    value = seconds * 1e6;
+    unit = "us";
+  } else if (seconds < 1) {
+    value = seconds * 1e3;
+    unit = "ms";
+  }
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%.3g %s", value, unit);
+  return text;
+}
+
 } // namespace vram

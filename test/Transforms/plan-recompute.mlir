@@ -35,7 +35,7 @@
 // CHECK-NEXT: grad_relu: 1,024 B output, kept: output stays to the end
 
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME: vram.budget = 4096 : i64, vram.planned_peak = 4096 : i64
+// CHECK-SAME: vram.budget = 4096 : i64, vram.plan = {{{.*}}unplanned_peak = 5120 : i64{{.*}}}, vram.planned_peak = 4096 : i64
 // CHECK:      %[[A:.*]] = onnx.Relu(%arg0) :
 // CHECK-NEXT: %[[B:.*]] = onnx.Exp(%[[A]])
 // CHECK-NEXT: %[[C:.*]] = onnx.Neg(%[[B]])

@@ -16,7 +16,36 @@ namespace vram {
 /// change a consumer could notice.
 /// 2: "phases" (the peak of each phase of a training step, split into model
 /// states, saved activations, transient and other).
-constexpr int kMemoryReportSchemaVersion = 2;
+/// 3: "plan" (what a memory plan did, when the function was planned).
+constexpr int kMemoryReportSchemaVersion = 3;
+
+/// What a memory plan did to a function (`vram.plan`, set by vram-plan):
+/// the headline of every report of a planned function.
+struct PlanSummary {
+  uint64_t budget = 0;
+  uint64_t plannedPeak = 0;
+  uint64_t unplannedPeak = 0;
+  uint64_t recomputations = 0;
+  uint64_t offloadedBytes = 0;
+  uint64_t hostArguments = 0;
+  uint64_t hostArgumentBytes = 0;
+  /// Compute time of the unplanned step, and what the plan adds to it.
+  double computeSeconds = 0;
+  double recomputeSeconds = 0;
+  double exposedCopySeconds = 0;
+  /// The device profile the times assume.
+  std::string device;
+
+  double overhead() const {
+    return computeSeconds > 0
+               ? (recomputeSeconds + exposedCopySeconds) / computeSeconds
+               : 0;
+  }
+};
+
+/// One line: budget, planned and unplanned peak, what was recomputed and
+/// offloaded, arguments in host memory and the overhead with its split.
+std::string formatPlanSummary(const PlanSummary &plan);
 
 struct MemoryReportOptions {
   /// Bytes the program's tensors may use, when the user gave a budget.
@@ -29,6 +58,8 @@ struct MemoryReportOptions {
   /// Layers are node-name prefixes of this many path components
   /// ("/layer1/layer1.0/conv1/Conv" at depth 2: "layer1/layer1.0").
   unsigned layerDepth = 2;
+  /// The plan of a planned function: reports start with it.
+  std::optional<PlanSummary> plan;
 };
 
 /// What the report's numbers include and exclude, one sentence each; the

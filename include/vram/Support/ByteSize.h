@@ -2,7 +2,8 @@
 //
 // Budgets are written as users write them: `16GB` (SI, 16e9), `16GiB`
 // (binary, 16 * 2^30), `1.5TB`, `512MiB`, `16e9`, `4096`. Reports print
-// binary units for reading and the exact count for checking.
+// binary units for reading and the exact count for checking, and
+// durations (plan overheads) in the unit that suits them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,9 @@ std::string formatDecimalBytes(uint64_t bytes);
 
 /// `1,610,612,736`: the exact count with thousands separators.
 std::string formatExactBytes(uint64_t bytes);
+
+/// `1.23 us`: seconds in the unit that keeps 1-3 digits before the point.
+std::string formatSeconds(double seconds);
 
 } // namespace vram
 

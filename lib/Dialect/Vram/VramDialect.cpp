@@ -62,6 +62,8 @@ LogicalResult VramDialect::verifyOperationAttribute(Operation *op,
                 "recomputed";
     return success();
   }
+  if (name == kPlanAttrName && !isa<DictionaryAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << name << "' must be a dictionary";
   if (name == kBudgetAttrName || name == kPlannedPeakAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!bytes || bytes.getValue().isNegative())

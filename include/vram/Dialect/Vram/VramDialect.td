@@ -42,6 +42,10 @@ def Vram_Dialect : Dialect {
     /// The peak (bytes) the planner's simulation predicts for a function.
     static constexpr llvm::StringLiteral kPlannedPeakAttrName =
         "vram.planned_peak";
+    /// What the plan did (a dictionary: unplanned_peak, recomputations,
+    /// offloaded_bytes, host_arguments, host_argument_bytes, compute_seconds,
+    /// recompute_seconds, exposed_copy_seconds, device), for reports.
+    static constexpr llvm::StringLiteral kPlanAttrName = "vram.plan";
   }];
 }
 
