@@ -466,6 +466,7 @@ private:
                                   llvm::StringRef nodeName);
   void importNode(const onnx::NodeProto &node, unsigned index);
   void importConstantNode(const onnx::NodeProto &node, Location loc);
+  ElementsAttr rebindSplatBatch(ElementsAttr value);
   void normalizeToCanonical(NodeContext &node);
   void normalizeResize(NodeContext &node);
   void rebindReshapeBatch(NodeContext &node);
@@ -790,10 +791,27 @@ void GraphImporter::importConstantNode(const onnx::NodeProto &node,
     fail("Constant node '" + node.name() + "': attribute '" + kind +
          "' is not supported");
   }
+  value = rebindSplatBatch(value);
   auto op = ONNXConstantOp::create(builder, loc, value.getShapedType().clone(
                                                      value.getElementType()),
                                    value);
   values[node.output(0)] = op.getOutput();
+}
+
+/// A splat constant whose leading size is the exported batch (BERT's
+/// token_type_ids, zeros of [batch, seq], traced as a constant) carries the
+/// batch: it gets the requested size. Batch-1 exports need nothing: their
+/// constants broadcast. Non-splat data is left alone: its rows may differ.
+ElementsAttr GraphImporter::rebindSplatBatch(ElementsAttr value) {
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  auto type = dyn_cast<RankedTensorType>(value.getShapedType());
+  if (!rebinding || rebinding->exported <= 1 || !dense || !dense.isSplat() ||
+      !type || type.getRank() < 2 || type.getDimSize(0) != rebinding->exported)
+    return value;
+  SmallVector<int64_t> shape(type.getShape());
+  shape.front() = rebinding->requested;
+  return DenseElementsAttr::get(type.clone(shape),
+                                dense.getSplatValue<Attribute>());
 }
 
 /// Number of operands or results a dedicated op has: the ONNX formal

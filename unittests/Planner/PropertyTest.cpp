@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace vram::planner;
 
@@ -66,6 +67,50 @@ void checkAllPlanners(const PlanningGraph &graph, const DeviceProfile &device) {
     }
     expectValid(graph, *plan, device, budget);
   }
+}
+
+/// Plans `graph` at budgets from its unplanned peak down to its lower
+/// bound: once a budget is refused, no smaller one is met, and the smallest
+/// budget a refusal names is met.
+void checkMonotone(const PlanningGraph &graph, const DeviceProfile &device) {
+  uint64_t peak = unplannedPeak(graph);
+  uint64_t low = memoryLowerBound(graph, device.canOffload());
+  std::optional<uint64_t> refused;
+  constexpr unsigned kSteps = 12;
+  for (unsigned i = 0; i <= kSteps; ++i) {
+    uint64_t budget = peak - (peak - low) / kSteps * i;
+    llvm::Expected<Plan> plan = planFast(graph, budget, device);
+    if (plan) {
+      EXPECT_FALSE(refused) << "met " << budget << " after refusing "
+                            << *refused;
+      expectValid(graph, *plan, device, budget);
+      continue;
+    }
+    refused = budget;
+    llvm::handleAllErrors(plan.takeError(), [&](const BudgetTooSmallError &e) {
+      llvm::Expected<Plan> smallest =
+          planFast(graph, e.smallestFeasible, device);
+      EXPECT_TRUE(static_cast<bool>(smallest))
+          << "the named smallest budget " << e.smallestFeasible
+          << " is not met";
+      if (smallest)
+        expectValid(graph, *smallest, device, e.smallestFeasible);
+      else
+        llvm::consumeError(smallest.takeError());
+    });
+  }
+}
+
+TEST(PropertyTest, BudgetsAreMonotone) {
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    PlanningGraph graph = makeRandomDag(10 + 5 * seed, 3, seed);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    checkMonotone(graph, recomputeOnly());
+    checkMonotone(graph, withOffload(graph));
+  }
+  PlanningGraph transformer = makeTransformerTrainingGraph(2, 7);
+  checkMonotone(transformer, recomputeOnly());
+  checkMonotone(transformer, withOffload(transformer));
 }
 
 TEST(PropertyTest, RandomDagsGiveValidPlans) {
