@@ -737,46 +737,101 @@ static void printDecision(raw_ostream &os, const IRPlanningGraph &planning,
   }
 }
 
-void printPlanReport(raw_ostream &os, StringRef functionName,
-                     const IRPlanningGraph &planning,
-                     const planner::Plan &plan, const DeviceProfile &device,
-                     uint64_t budget, bool allowOffload, unsigned layerDepth) {
+PlanSummary summarizePlan(const IRPlanningGraph &planning,
+                          const planner::Plan &plan, uint64_t budget,
+                          const DeviceProfile &device) {
   const planner::PlanningGraph &graph = planning.graph;
   const planner::SimulationResult &sim = plan.simulation;
-  unsigned recomputes = 0;
-  uint64_t offloaded = 0;
-  for (const planner::TensorDecision &decision : plan.decisions)
-    recomputes += decision.recomputeSteps.size();
+  PlanSummary summary;
+  summary.budget = budget;
+  summary.plannedPeak = sim.peakBytes;
+  summary.unplannedPeak = planner::unplannedPeak(graph);
+  for (auto [t, decision] : llvm::enumerate(plan.decisions)) {
+    summary.recomputations += decision.recomputeSteps.size();
+    if (decision.inHostMemory) {
+      ++summary.hostArguments;
+      summary.hostArgumentBytes += graph.tensor(t).bytes;
+    }
+  }
   for (const planner::PlanStep &step : plan.steps)
     if (step.kind == planner::StepKind::Offload)
-      offloaded += graph.tensor(step.id).bytes;
-  os << "plan @" << functionName << ": budget " << formatExactBytes(budget)
-     << " B, planned peak " << formatExactBytes(sim.peakBytes)
-     << " B (unplanned " << formatExactBytes(planner::unplannedPeak(graph))
-     << " B), " << recomputes << " tensor recomputations, "
-     << formatExactBytes(offloaded) << " B offloaded, overhead "
-     << llvm::format("%.1f%%", sim.overhead() * 100) << " of "
-     << formatSeconds(sim.baselineTime) << " on " << device.name
-     << " (recompute " << formatSeconds(sim.recomputeTime)
-     << ", exposed copies " << formatSeconds(sim.exposedTransferTime)
-     << ")";
+      summary.offloadedBytes += graph.tensor(step.id).bytes;
+  summary.computeSeconds = sim.baselineTime;
+  summary.recomputeSeconds = sim.recomputeTime;
+  summary.exposedCopySeconds = sim.exposedTransferTime;
+  summary.device = device.name;
+  return summary;
+}
+
+// The vram.plan dictionary holds what vram.budget and vram.planned_peak do
+// not; its keys are written and read here only.
+DictionaryAttr getPlanSummaryAttr(MLIRContext *context,
+                                  const PlanSummary &summary) {
+  Builder builder(context);
+  auto i64 = [&](StringRef name, uint64_t value) {
+    return builder.getNamedAttr(name, builder.getI64IntegerAttr(value));
+  };
+  auto f64 = [&](StringRef name, double value) {
+    return builder.getNamedAttr(name, builder.getF64FloatAttr(value));
+  };
+  return builder.getDictionaryAttr(
+      {i64("unplanned_peak", summary.unplannedPeak),
+       i64("recomputations", summary.recomputations),
+       i64("offloaded_bytes", summary.offloadedBytes),
+       i64("host_arguments", summary.hostArguments),
+       i64("host_argument_bytes", summary.hostArgumentBytes),
+       f64("compute_seconds", summary.computeSeconds),
+       f64("recompute_seconds", summary.recomputeSeconds),
+       f64("exposed_copy_seconds", summary.exposedCopySeconds),
+       builder.getNamedAttr("device", builder.getStringAttr(summary.device))});
+}
+
+std::optional<PlanSummary> readPlanSummary(Operation *func) {
+  auto summary = func->getAttrOfType<DictionaryAttr>(VramDialect::kPlanAttrName);
+  auto budget = func->getAttrOfType<IntegerAttr>(VramDialect::kBudgetAttrName);
+  auto peak =
+      func->getAttrOfType<IntegerAttr>(VramDialect::kPlannedPeakAttrName);
+  if (!summary || !budget || !peak)
+    return std::nullopt;
+  auto i64 = [&](StringRef name) -> uint64_t {
+    auto value = summary.getAs<IntegerAttr>(name);
+    return value ? value.getValue().getZExtValue() : 0;
+  };
+  auto f64 = [&](StringRef name) {
+    auto value = summary.getAs<FloatAttr>(name);
+    return value ? value.getValueAsDouble() : 0.0;
+  };
+  PlanSummary plan;
+  plan.budget = budget.getValue().getZExtValue();
+  plan.plannedPeak = peak.getValue().getZExtValue();
+  plan.unplannedPeak = i64("unplanned_peak");
+  plan.recomputations = i64("recomputations");
+  plan.offloadedBytes = i64("offloaded_bytes");
+  plan.hostArguments = i64("host_arguments");
+  plan.hostArgumentBytes = i64("host_argument_bytes");
+  plan.computeSeconds = f64("compute_seconds");
+  plan.recomputeSeconds = f64("recompute_seconds");
+  plan.exposedCopySeconds = f64("exposed_copy_seconds");
+  if (auto device = summary.getAs<StringAttr>("device"))
+    plan.device = device.str();
+  return plan;
+}
+
+void printPlanReport(raw_ostream &os, StringRef functionName,
+                     const IRPlanningGraph &planning,
+                     const planner::Plan &plan, const PlanSummary &summary,
+                     const DeviceProfile &device, bool allowOffload,
+                     unsigned layerDepth) {
+  const planner::PlanningGraph &graph = planning.graph;
+  os << "plan @" << functionName << ": " << formatPlanSummary(summary)
+     << "\n";
   // Arguments the caller keeps in host memory (ZeRO-Offload style): each
   // comes in before its uses and, once written, goes back.
-  SmallVector<planner::TensorId> inHost;
-  uint64_t inHostBytes = 0;
-  for (auto [t, decision] : llvm::enumerate(plan.decisions))
-    if (decision.inHostMemory) {
-      inHost.push_back(t);
-      inHostBytes += graph.tensor(t).bytes;
-    }
-  if (!inHost.empty())
-    os << ", " << inHost.size() << " arguments in host memory ("
-       << formatExactBytes(inHostBytes) << " B)";
-  os << "\n";
-  if (!inHost.empty()) {
+  if (summary.hostArguments > 0) {
     os << "  arguments in host memory:\n";
-    for (planner::TensorId t : inHost) {
-      const planner::TensorDecision &decision = plan.decisions[t];
+    for (auto [t, decision] : llvm::enumerate(plan.decisions)) {
+      if (!decision.inHostMemory)
+        continue;
       os << "    " << graph.tensor(t).name << ": "
          << formatExactBytes(graph.tensor(t).bytes) << " B "
          << getCategoryKey(planning.categories[t]) << ", brought in "

@@ -27,44 +27,6 @@ namespace vram {
 using namespace mlir;
 using namespace vram;
 
-/// The `vram.plan` summary of `plan` for reports.
-static DictionaryAttr summarizePlan(MLIRContext *context,
-                                    const IRPlanningGraph &planning,
-                                    const planner::Plan &plan,
-                                    uint64_t unplannedPeak,
-                                    StringRef deviceName) {
-  const planner::PlanningGraph &graph = planning.graph;
-  int64_t recomputations = 0, hostArguments = 0;
-  int64_t offloadedBytes = 0, hostArgumentBytes = 0;
-  for (auto [t, decision] : llvm::enumerate(plan.decisions)) {
-    recomputations += decision.recomputeSteps.size();
-    if (decision.inHostMemory) {
-      ++hostArguments;
-      hostArgumentBytes += graph.tensor(t).bytes;
-    }
-  }
-  for (const planner::PlanStep &step : plan.steps)
-    if (step.kind == planner::StepKind::Offload)
-      offloadedBytes += graph.tensor(step.id).bytes;
-  const planner::SimulationResult &sim = plan.simulation;
-  Builder builder(context);
-  auto i64 = [&](StringRef name, int64_t value) {
-    return builder.getNamedAttr(name, builder.getI64IntegerAttr(value));
-  };
-  auto f64 = [&](StringRef name, double value) {
-    return builder.getNamedAttr(name, builder.getF64FloatAttr(value));
-  };
-  return builder.getDictionaryAttr(
-      {i64("unplanned_peak", unplannedPeak), i64("recomputations", recomputations),
-       i64("offloaded_bytes", offloadedBytes),
-       i64("host_arguments", hostArguments),
-       i64("host_argument_bytes", hostArgumentBytes),
-       f64("compute_seconds", sim.baselineTime),
-       f64("recompute_seconds", sim.recomputeTime),
-       f64("exposed_copy_seconds", sim.exposedTransferTime),
-       builder.getNamedAttr("device", builder.getStringAttr(deviceName))});
-}
-
 namespace {
 struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
   using PlanPassBase::PlanPassBase;
@@ -125,13 +87,12 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
         planFunctionBody(analysis, body, *profile, options);
     if (!best)
       return emitError(func.getLoc()) << llvm::toString(best.takeError());
+    PlanSummary summary =
+        summarizePlan(best->planning, best->plan, budgetBytes, *profile);
     if (printPlan)
       printPlanReport(llvm::outs(), func.getName(), best->planning,
-                      best->plan, *profile, budgetBytes, allowOffload);
+                      best->plan, summary, *profile, allowOffload);
     double overhead = best->plan.simulation.overhead();
-    DictionaryAttr summary =
-        summarizePlan(func.getContext(), best->planning, best->plan,
-                      analysis.getPeakBytes(), profile->name);
     AppliedPlanStats applied = applyPlan(body, best->planning, best->plan);
     recomputedOps += applied.recomputedOps;
     offloads += applied.offloads;
@@ -150,7 +111,8 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
                   builder.getI64IntegerAttr(budgetBytes));
     func->setAttr(VramDialect::kPlannedPeakAttrName,
                   builder.getI64IntegerAttr(planned.getPeakBytes()));
-    func->setAttr(VramDialect::kPlanAttrName, summary);
+    func->setAttr(VramDialect::kPlanAttrName,
+                  getPlanSummaryAttr(func.getContext(), summary));
     // The planner's graph is the analysis' buffers, so its simulation and
     // the rewritten IR agree to the byte; a difference is a bug in one.
     if (planned.getPeakBytes() != best->plan.simulation.peakBytes)

@@ -3,7 +3,7 @@
 #include "vram/Analysis/DeviceProfile.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/MemoryReport.h"
-#include "vram/Dialect/Vram/VramDialect.h"
+#include "vram/Planning/IRPlanning.h"
 #include "vram/Support/ByteSize.h"
 #include "vram/Transforms/Passes.h"
 
@@ -20,38 +20,6 @@ namespace vram {
 
 using namespace mlir;
 using namespace vram;
-
-/// The summary `vram-plan` left on `func`, if it was planned.
-static std::optional<PlanSummary> getPlanSummary(FunctionOpInterface func) {
-  auto summary = func->getAttrOfType<DictionaryAttr>(VramDialect::kPlanAttrName);
-  auto budget = func->getAttrOfType<IntegerAttr>(VramDialect::kBudgetAttrName);
-  auto peak =
-      func->getAttrOfType<IntegerAttr>(VramDialect::kPlannedPeakAttrName);
-  if (!summary || !budget || !peak)
-    return std::nullopt;
-  auto i64 = [&](StringRef name) -> uint64_t {
-    auto value = summary.getAs<IntegerAttr>(name);
-    return value ? value.getValue().getZExtValue() : 0;
-  };
-  auto f64 = [&](StringRef name) {
-    auto value = summary.getAs<FloatAttr>(name);
-    return value ? value.getValueAsDouble() : 0.0;
-  };
-  PlanSummary plan;
-  plan.budget = budget.getValue().getZExtValue();
-  plan.plannedPeak = peak.getValue().getZExtValue();
-  plan.unplannedPeak = i64("unplanned_peak");
-  plan.recomputations = i64("recomputations");
-  plan.offloadedBytes = i64("offloaded_bytes");
-  plan.hostArguments = i64("host_arguments");
-  plan.hostArgumentBytes = i64("host_argument_bytes");
-  plan.computeSeconds = f64("compute_seconds");
-  plan.recomputeSeconds = f64("recompute_seconds");
-  plan.exposedCopySeconds = f64("exposed_copy_seconds");
-  if (auto device = summary.getAs<StringAttr>("device"))
-    plan.device = device.str();
-  return plan;
-}
 
 namespace {
 struct PrintMemoryPass : public vram::impl::PrintMemoryPassBase<PrintMemoryPass> {
@@ -109,7 +77,7 @@ struct PrintMemoryPass : public vram::impl::PrintMemoryPassBase<PrintMemoryPass>
         return signalPassFailure();
       }
       peakBytes = analysis.getPeakBytes();
-      options.plan = getPlanSummary(func);
+      options.plan = readPlanSummary(func);
       if (format == "table")
         printMemoryTable(analysis, func.getName(), options, file->os());
       else if (format == "json")

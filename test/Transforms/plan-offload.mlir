@@ -24,7 +24,7 @@
 // persistent bytes: a+t 5,120 at the offload, then t+u 8,192 is the peak
 // -> 1,843,200, exactly the budget and the planner's own figure.
 
-// CHECK-LABEL: plan @offload_hides: budget 1,843,200 B, planned peak 1,843,200 B (unplanned 1,844,224 B), 0 tensor recomputations, 1,024 B offloaded, overhead 0.0%
+// CHECK-LABEL: plan @offload_hides: budget 1,843,200 B, planned peak 1,843,200 B (unplanned 1,844,224 B); 0 recomputations, 1,024 B offloaded, 0 arguments in host memory (0 B); overhead 0.0%
 // CHECK-NEXT: layer a: kept 0 B, recomputed 0 B, offloaded 1,024 B
 // CHECK-NEXT: a: 1,024 B saved_activation, offloaded 1x: the copies hide behind 160 ns of compute; rebuilding would take 157 ns
 

@@ -22,7 +22,7 @@
 // Times on H100 (3.35 TB/s, memory-bound): unary ops move 2,048 B, Muls
 // 3,072 B, so the recomputation adds 2,048 / (3 x 2,048 + 2 x 3,072) = 1/6.
 
-// CHECK-LABEL: plan @train_step: budget 4,096 B, planned peak 4,096 B (unplanned 5,120 B), 1 tensor recomputations, 0 B offloaded, overhead 16.7%
+// CHECK-LABEL: plan @train_step: budget 4,096 B, planned peak 4,096 B (unplanned 5,120 B); 1 recomputations, 0 B offloaded, 0 arguments in host memory (0 B); overhead 16.7%
 // CHECK-NEXT: layer relu: kept 0 B, recomputed 1,024 B, offloaded 0 B
 // CHECK-NEXT: relu: 1,024 B saved_activation, recomputed 1x: 0.611 ns to rebuild (offload disabled)
 // CHECK-NEXT: layer exp: kept 1,024 B, recomputed 0 B, offloaded 0 B

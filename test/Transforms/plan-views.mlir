@@ -15,7 +15,7 @@
 // dropped after its view is taken and recomputed for g, whose operand is
 // then a view of the new a.
 
-// CHECK-LABEL: plan @view_of_recomputed: budget 1,843,208 B, planned peak 1,843,208 B (unplanned 1,844,232 B), 1 tensor recomputations
+// CHECK-LABEL: plan @view_of_recomputed: budget 1,843,208 B, planned peak 1,843,208 B (unplanned 1,844,232 B); 1 recomputations
 // CHECK:      a: 1,024 B saved_activation, recomputed 1x
 
 // CHECK-LABEL: func.func @view_of_recomputed

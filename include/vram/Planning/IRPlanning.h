@@ -15,9 +15,11 @@
 
 #include "vram/Analysis/DeviceProfile.h"
 #include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Analysis/MemoryReport.h"
 #include "vram/Planner/Planners.h"
 
 #include "mlir/IR/Block.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -119,15 +121,29 @@ struct AppliedPlanStats {
 AppliedPlanStats applyPlan(mlir::Block &body, const IRPlanningGraph &planning,
                            const planner::Plan &plan);
 
-/// The plan report: a header (budget, peaks, overhead split into recompute
-/// and exposed copy time), then per layer (node-name prefix of `layerDepth`
-/// components, as in the memory report) the bytes kept, recomputed and
-/// offloaded, each followed by one line per tensor the layer produces with
-/// its bytes, category, decision and the times that decided it.
+/// What `plan` did, for the plan report and for every memory report.
+PlanSummary summarizePlan(const IRPlanningGraph &planning,
+                          const planner::Plan &plan, uint64_t budget,
+                          const DeviceProfile &device);
+
+/// The function attribute `vram.plan` carrying `summary` (with `vram.budget`
+/// and `vram.planned_peak`), and the summary read back from a function that
+/// has all three.
+mlir::DictionaryAttr getPlanSummaryAttr(mlir::MLIRContext *context,
+                                        const PlanSummary &summary);
+std::optional<PlanSummary> readPlanSummary(mlir::Operation *func);
+
+/// The plan report: a header (`summary`: budget, peaks, overhead split into
+/// recompute and exposed copy time, arguments in host memory), the
+/// arguments kept in host memory, then per layer (node-name prefix of
+/// `layerDepth` components, as in the memory report) the bytes kept,
+/// recomputed and offloaded, each followed by one line per tensor the layer
+/// produces with its bytes, category, decision and the times that decided
+/// it.
 void printPlanReport(llvm::raw_ostream &os, llvm::StringRef functionName,
                      const IRPlanningGraph &planning,
-                     const planner::Plan &plan, const DeviceProfile &device,
-                     uint64_t budget, bool allowOffload,
+                     const planner::Plan &plan, const PlanSummary &summary,
+                     const DeviceProfile &device, bool allowOffload,
                      unsigned layerDepth = 2);
 
 } // namespace vram
