@@ -1,16 +1,28 @@
 //===- PlannerBench.cpp - Planner comparison and scaling tables -----------===//
 //
-// For every published benchmark graph and budgets of 90/70/50/30% of the
-// unplanned peak plus the smallest the fast planner meets, prints the
-// overhead (extra time / unplanned compute time) of each planner and the
-// best proven lower bound on it (MILP, CBC's bound, or the interval-drop
-// relaxation) as a markdown table; then the fast planner's run time on
-// generated transformer training graphs of growing size.
+// For every published benchmark graph (or, with --ir, the function @main of
+// MLIR files such as the training steps vram-opt writes) and budgets of
+// 90/70/50/30% of the unplanned peak plus the smallest the fast planner
+// meets, prints the overhead (extra time / unplanned compute time) of each
+// planner and the best proven lower bound on it (MILP, CBC's bound, or the
+// interval-drop relaxation) as a markdown table; then the fast planner's run
+// time on generated transformer training graphs of growing size.
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Analysis/CostModel.h"
+#include "vram/Analysis/DeviceProfile.h"
+#include "vram/Dialect/ONNX/ONNXDialect.h"
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Planner/GraphSources.h"
 #include "vram/Planner/Planners.h"
+#include "vram/Planning/IRPlanning.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -40,6 +52,15 @@ static cl::opt<std::string>
                 cl::desc("Only graphs whose file name contains this"));
 static cl::opt<bool> noScaling("no-scaling",
                                cl::desc("Skip the scaling table"));
+static cl::list<std::string>
+    irFiles("ir", cl::desc("MLIR files whose @main to plan instead of the "
+                           "node-link graphs (op times on --device)"));
+static cl::list<double> budgetFractions(
+    "fractions", cl::CommaSeparated,
+    cl::desc("Budgets as fractions of the unplanned peak, 0 for the smallest "
+             "the fast planner meets (default 0.9,0.7,0.5,0.3,0)"));
+static cl::opt<std::string>
+    irDevice("device", cl::desc("Device profile for --ir"), cl::init("H100"));
 
 namespace {
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -80,43 +101,42 @@ struct Bound {
   std::string source;
 };
 
-void benchGraph(llvm::StringRef path, double milpLimit, unsigned milpOps) {
-  llvm::Expected<PlanningGraph> graph = readNodeLinkGraph(path);
-  if (!graph) {
-    llvm::errs() << llvm::toString(graph.takeError()) << "\n";
-    return;
-  }
-  DeviceProfile device;
-  DeviceProfile linked = offloadDevice(*graph);
-  uint64_t unplanned = unplannedPeak(*graph);
-  uint64_t lowest = memoryLowerBound(*graph);
-  double baseline = graph->totalCost();
+/// One graph's table. `device` plans recompute only; `linked` has a host
+/// link for the fast+offload column.
+void benchGraph(llvm::StringRef name, const PlanningGraph &graph,
+                const DeviceProfile &device, const DeviceProfile &linked,
+                double milpLimit, unsigned milpOps) {
+  uint64_t unplanned = unplannedPeak(graph);
+  uint64_t lowest = memoryLowerBound(graph);
+  double baseline = graph.totalCost();
   auto start = std::chrono::steady_clock::now();
-  uint64_t smallest = smallestFastBudget(*graph, device);
+  uint64_t smallest = smallestFastBudget(graph, device);
   double bisectSeconds = secondsSince(start);
-  llvm::Expected<Plan> chen = planChenSqrtN(*graph, device);
+  llvm::Expected<Plan> chen = planChenSqrtN(graph, device);
 
-  std::string name = llvm::sys::path::stem(path).str();
   llvm::outs() << llvm::formatv(
       "\n#### {0}\n{1} ops, unplanned peak {2:N} B, lower bound {3:N} B "
       "({4:P1}), fast planner's smallest {5:N} B ({6:P1}, found in {7:F1} "
       "ms)\n\n",
-      name, graph->numOps(), unplanned, lowest, double(lowest) / unplanned,
+      name, graph.numOps(), unplanned, lowest, double(lowest) / unplanned,
       smallest, double(smallest) / unplanned, 1000 * bisectSeconds);
   llvm::outs() << "| budget | fast | fast ms | fast+offload | MILP | MILP "
                   "status | MILP s | relax. | relax. s | bound | fast gap | "
                   "sqrt(n) | keep-all |\n"
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (double fraction : {0.9, 0.7, 0.5, 0.3, 0.0}) {
+  std::vector<double> fractions(budgetFractions.begin(), budgetFractions.end());
+  if (fractions.empty())
+    fractions = {0.9, 0.7, 0.5, 0.3, 0.0};
+  for (double fraction : fractions) {
     uint64_t budget = fraction > 0 ? uint64_t(fraction * unplanned) : smallest;
     std::string label =
         fraction > 0
             ? llvm::formatv("{0:P0}", fraction).str()
             : llvm::formatv("min {0:P1}", double(smallest) / unplanned).str();
     start = std::chrono::steady_clock::now();
-    llvm::Expected<Plan> fast = planFast(*graph, budget, device);
+    llvm::Expected<Plan> fast = planFast(graph, budget, device);
     double fastSeconds = secondsSince(start);
-    llvm::Expected<Plan> offload = planFast(*graph, budget, linked);
+    llvm::Expected<Plan> offload = planFast(graph, budget, linked);
 
     Bound bound;
     std::string relaxCells = "- | -";
@@ -128,7 +148,7 @@ void benchGraph(llvm::StringRef path, double milpLimit, unsigned milpOps) {
       MilpOptions options;
       options.timeLimitSeconds = milpLimit;
       llvm::Expected<RecomputeBound> relaxed =
-          recomputeLowerBound(*graph, budget, options);
+          recomputeLowerBound(graph, budget, options);
       if (!relaxed) {
         relaxCells = "error: " + llvm::toString(relaxed.takeError()) + " | -";
       } else {
@@ -147,11 +167,11 @@ void benchGraph(llvm::StringRef path, double milpLimit, unsigned milpOps) {
     std::string milpCells = "skipped | - | -";
     if (bound.infeasible)
       milpCells = "- | not run | -";
-    else if (graph->numOps() <= milpOps) {
+    else if (graph.numOps() <= milpOps) {
       MilpOptions options;
       options.timeLimitSeconds = milpLimit;
       llvm::Expected<MilpResult> milp =
-          planMilp(*graph, budget, device, options);
+          planMilp(graph, budget, device, options);
       if (!milp) {
         milpCells = "error: " + llvm::toString(milp.takeError()) + " | - | -";
       } else {
@@ -204,6 +224,50 @@ void benchGraph(llvm::StringRef path, double milpLimit, unsigned milpOps) {
   llvm::outs().flush();
 }
 
+void benchNodeLinkGraph(llvm::StringRef path, double milpLimit,
+                        unsigned milpOps) {
+  llvm::Expected<PlanningGraph> graph = readNodeLinkGraph(path);
+  if (!graph) {
+    llvm::errs() << llvm::toString(graph.takeError()) << "\n";
+    return;
+  }
+  benchGraph(llvm::sys::path::stem(path), *graph, DeviceProfile(),
+             offloadDevice(*graph), milpLimit, milpOps);
+}
+
+/// The planner's graph of @main in an MLIR file, as vram-plan builds it (op
+/// times in seconds on `profile`), in the file's op order.
+bool benchIRFile(llvm::StringRef path, const vram::DeviceProfile &profile,
+                 double milpLimit, unsigned milpOps) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  registry.insert<vram::ONNXDialect, vram::VramDialect>();
+  vram::registerCostModelExternalModels(registry);
+  mlir::MLIRContext context(registry);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(path, &context);
+  if (!module)
+    return false;
+  auto main = module->lookupSymbol<mlir::func::FuncOp>("main");
+  if (!main) {
+    llvm::errs() << path << ": no func.func @main\n";
+    return false;
+  }
+  vram::MemoryAnalysis analysis(main);
+  if (!analysis.isValid()) {
+    llvm::errs() << path << ": the memory analysis failed\n";
+    return false;
+  }
+  mlir::Block &body = main.getFunctionBody().front();
+  vram::IRPlanningGraph planning =
+      vram::buildPlanningGraph(analysis, vram::getPlannedOps(body), profile);
+  benchGraph(llvm::sys::path::stem(path), planning.graph,
+             vram::getPlannerDevice(profile, /*allowOffload=*/false),
+             vram::getPlannerDevice(profile, /*allowOffload=*/true), milpLimit,
+             milpOps);
+  return true;
+}
+
 void benchScaling(llvm::ArrayRef<unsigned> layerCounts) {
   llvm::outs() << "\n### Fast planner scaling: transformer training graphs\n\n"
                   "| ops | budget | overhead | recompute | exposed copy | "
@@ -241,6 +305,26 @@ int main(int argc, char **argv) {
   double milpLimit = quick ? std::min<double>(milpSeconds, 10) : milpSeconds;
   unsigned milpOps = quick ? std::min<unsigned>(milpMaxOps, 100) : milpMaxOps;
 
+  if (!irFiles.empty()) {
+    llvm::Expected<const vram::DeviceProfile &> profile =
+        vram::requireDeviceProfile(irDevice);
+    if (!profile) {
+      llvm::errs() << llvm::toString(profile.takeError()) << "\n";
+      return 1;
+    }
+    llvm::outs() << llvm::formatv(
+        "Overhead = (recompute + exposed copy time) / unplanned compute time "
+        "on {0}. MILP: CBC, {1} s limit, recompute only. relax.: "
+        "interval-drop relaxation (same limit). bound: the larger proven lower "
+        "bound on the recompute-only overhead. fast gap: (1 + fast) / (1 + "
+        "bound) - 1. fast+offload: the device's host link.\n",
+        profile->name, milpLimit);
+    for (const std::string &path : irFiles)
+      if (!benchIRFile(path, *profile, milpLimit, milpOps))
+        return 1;
+    return 0;
+  }
+
   std::vector<std::string> paths;
   std::error_code ec;
   for (llvm::sys::fs::directory_iterator it(graphsDir, ec), end;
@@ -261,7 +345,7 @@ int main(int argc, char **argv) {
       "fast+offload: host link moving the mean tensor in the mean op time.\n",
       milpLimit);
   for (const std::string &path : paths)
-    benchGraph(path, milpLimit, milpOps);
+    benchNodeLinkGraph(path, milpLimit, milpOps);
 
   if (noScaling)
     return 0;

@@ -11,11 +11,17 @@
 // gap, whether x is dropped there (cost: one run of its producer) subject to
 // "what stays alive across t fits beside what t touches", for every t, is a
 // relaxation: every plan gives a feasible choice costing at most the plan's
-// recompute time. It ignores the memory of the reruns and of the inputs they
-// need, and the cascade of rebuilding those inputs, which is where it is
-// loose. The choice is a covering integer program with one binary per gap
-// that matters; CBC's optimum, or its best bound when it runs out of time,
-// bounds the real optimum from below.
+// recompute time.
+//
+// One step of the cascade is modelled: the rerun needs the producer's inputs,
+// and an input the schedule no longer keeps by then (the producer was its
+// only reader) is either still resident wherever x is absent, which eats
+// into what dropping x saves, or rebuilt inside the gap by a rerun of its own
+// producer (e.g. a ReLU output is rebuilt from the batch norm before it).
+// Beyond that step the memory of the reruns and of the inputs they need is
+// ignored, which is where it is loose. The choice is an integer program with
+// one or two binaries per gap that matters; CBC's optimum, or its best bound
+// when it runs out of time, bounds the real optimum from below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +52,7 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
   // Bytes that are resident while op t first runs in every plan: what t
   // touches, persistent tensors once they exist, and tensors alive across t
   // that no recomputation can rebuild.
-  std::vector<double> required(n), droppable(n);
+  std::vector<double> required(n), droppableBytes(n);
   for (OpId t = 0; t < n; ++t)
     required[t] = graph.bytesTouchedBy(t);
 
@@ -56,6 +62,16 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
     OpId first, last;
   };
   std::vector<Gap> gaps;
+  auto canDrop = [&](TensorId x) {
+    return graph.canRecompute(x) && !graph.mustStayResident(x);
+  };
+  // A rerun rebuilds all outputs of its op, so each droppable output is
+  // charged its share of the op's cost (outputs that are never dropped claim
+  // none).
+  auto rerunShare = [&](OpId op) {
+    const PlanOp &producer = graph.op(op);
+    return producer.cost / llvm::count_if(producer.outputs, canDrop);
+  };
   for (auto [x, tensor] : llvm::enumerate(graph.tensors())) {
     double bytes = tensor.bytes;
     int64_t born = tensor.producer ? int64_t(*tensor.producer) : -1;
@@ -70,14 +86,14 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
             ? int64_t(n) - 1
             : (tensor.consumers.empty() ? born
                                         : int64_t(tensor.consumers.back()));
-    bool canDrop = graph.canRecompute(x) && !graph.mustStayResident(x);
+    bool droppable = canDrop(x);
     int64_t previousUse = born;
     auto addGap = [&](int64_t after, int64_t before) {
       if (before - after < 2)
         return;
       for (int64_t t = after + 1; t < before; ++t)
-        (canDrop ? droppable : required)[t] += bytes;
-      if (canDrop)
+        (droppable ? droppableBytes : required)[t] += bytes;
+      if (droppable)
         gaps.push_back({TensorId(x), OpId(after + 1), OpId(before - 1)});
     };
     for (OpId reader : tensor.consumers) {
@@ -93,10 +109,10 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
   std::vector<double> need(n);
   bool anyNeed = false;
   for (OpId t = 0; t < n; ++t) {
-    double excess = required[t] + droppable[t] - double(budget);
+    double excess = required[t] + droppableBytes[t] - double(budget);
     if (excess <= 0)
       continue;
-    if (excess > droppable[t]) {
+    if (excess > droppableBytes[t]) {
       result.infeasible = true;
       result.solveSeconds = elapsed();
       return result;
@@ -110,11 +126,35 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
     return result;
   }
 
-  // One binary per gap that crosses an op with a need. A rerun of a
-  // multi-output op rebuilds all its outputs, so each output is charged its
-  // share of the op's cost.
+  // The input of x's producer whose rebuild the relaxation models: one read
+  // by that producer alone, which has no other output (so no other gap
+  // variable counts the input's bytes at the same op); the largest such.
+  auto cascadeInput = [&](TensorId x) -> std::optional<TensorId> {
+    const PlanOp &producer = graph.op(*graph.tensor(x).producer);
+    std::optional<TensorId> chosen;
+    if (producer.outputs.size() != 1)
+      return chosen;
+    for (TensorId input : producer.inputs)
+      if (canDrop(input) && graph.tensor(input).consumers.size() == 1 &&
+          (!chosen || graph.tensor(input).bytes > graph.tensor(*chosen).bytes))
+        chosen = input;
+    return chosen;
+  };
+
+  // Per gap that crosses an op with a need: a binary "x is absent somewhere
+  // in the gap", or with a cascade input i two exclusive ones, "absent with
+  // i resident" (saves bytes(x) - bytes(i); omitted when that is not
+  // positive) and "absent with i rebuilt" (also pays i's share of a rerun).
   MilpModel milp;
   std::vector<llvm::SmallVector<std::pair<int, double>>> rows(n);
+  double costUnit = solverCostUnit(graph.totalCost(), n);
+  auto addDrop = [&](const Gap &gap, double cost, double savedBytes) {
+    int column = milp.addBinary(cost / costUnit);
+    for (OpId t = gap.first; t <= gap.last; ++t)
+      if (need[t] > 0)
+        rows[t].push_back({column, savedBytes / double(budget)});
+    return column;
+  };
   for (const Gap &gap : gaps) {
     bool useful = false;
     for (OpId t = gap.first; t <= gap.last && !useful; ++t)
@@ -122,12 +162,19 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
     if (!useful)
       continue;
     const PlanTensor &tensor = graph.tensor(gap.tensor);
-    const PlanOp &producer = graph.op(*tensor.producer);
-    int column = milp.addBinary(producer.cost / producer.outputs.size());
-    double share = double(tensor.bytes) / double(budget);
-    for (OpId t = gap.first; t <= gap.last; ++t)
-      if (need[t] > 0)
-        rows[t].push_back({column, share});
+    double rerun = rerunShare(*tensor.producer);
+    std::optional<TensorId> input = cascadeInput(gap.tensor);
+    if (!input) {
+      addDrop(gap, rerun, tensor.bytes);
+      continue;
+    }
+    const PlanTensor &dead = graph.tensor(*input);
+    int rebuilt =
+        addDrop(gap, rerun + rerunShare(*dead.producer), tensor.bytes);
+    if (tensor.bytes > dead.bytes) {
+      int kept = addDrop(gap, rerun, double(tensor.bytes - dead.bytes));
+      milp.addRow({{rebuilt, 1.0}, {kept, 1.0}}, -kNoLimit, 1);
+    }
   }
   for (OpId t = 0; t < n; ++t)
     if (need[t] > 0)
@@ -146,6 +193,6 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
                               : Cbc_getBestPossibleObjValue(model.get());
   // CBC's tolerances may round a bound up by a hair; keep it a bound.
   result.extraCost =
-      std::isfinite(bound) ? std::max(0.0, bound * (1 - 1e-9)) : 0.0;
+      std::isfinite(bound) ? std::max(0.0, bound * costUnit * (1 - 1e-9)) : 0.0;
   return result;
 }

@@ -78,6 +78,12 @@ private:
   std::vector<Entry> entries;
 };
 
+/// CBC's tolerances are absolute, and op costs in seconds (around 1e-6)
+/// fall below them: objectives go to CBC in units of the mean op's cost.
+inline double solverCostUnit(double totalCost, size_t numOps) {
+  return totalCost > 0 && numOps > 0 ? totalCost / numOps : 1.0;
+}
+
 constexpr double kNoLimit = std::numeric_limits<double>::infinity();
 
 struct CbcDeleter {

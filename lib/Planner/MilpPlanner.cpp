@@ -101,11 +101,13 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
     llvm::sort(list);
 
   MilpModel milp;
+  double costUnit = solverCostUnit(graph.totalCost(), n);
   std::vector<int> runs(triangle(n, 0)), live(triangle(n, 0)),
       kept(triangle(n, 0));
   for (size_t t = 0; t < n; ++t) {
     for (size_t i = 0; i <= t; ++i) {
-      int r = runs[triangle(t, i)] = milp.addBinary(graph.op(i).cost);
+      int r = runs[triangle(t, i)] =
+          milp.addBinary(graph.op(i).cost / costUnit);
       bool forbidden = i < t && (!recomputable[i] || pinned[i] ||
                                  int64_t(t) > externalLastNeeded[i]);
       if (i == t)
@@ -190,7 +192,7 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
     result.status = MilpStatus::Infeasible;
     return result;
   }
-  result.lowerBoundCost = Cbc_getBestPossibleObjValue(model.get());
+  result.lowerBoundCost = Cbc_getBestPossibleObjValue(model.get()) * costUnit;
   const double *solution = Cbc_bestSolution(model.get());
   if (!solution) {
     result.status = MilpStatus::NoSolution;
@@ -199,7 +201,7 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
   result.status = Cbc_isProvenOptimal(model.get()) ? MilpStatus::Optimal
                                                    : MilpStatus::Feasible;
   if (result.status == MilpStatus::Optimal)
-    result.lowerBoundCost = Cbc_getObjValue(model.get());
+    result.lowerBoundCost = Cbc_getObjValue(model.get()) * costUnit;
 
   std::vector<OpId> opRuns;
   for (size_t t = 0; t < n; ++t)

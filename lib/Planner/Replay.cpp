@@ -27,7 +27,7 @@ void BudgetTooSmallError::log(llvm::raw_ostream &os) const {
   os << llvm::formatv("budget of {0} bytes cannot be met: the smallest budget "
                       "the planner meets is {1} bytes (no plan can go below "
                       "{2} bytes)",
-                      budget, smallestFeasible, lowerBound);
+                      budget, smallestFeasible, floor.bytes());
 }
 
 std::error_code BudgetTooSmallError::convertToErrorCode() const {
@@ -156,11 +156,11 @@ Replayer::Replayer(const PlanningGraph &graph, const DeviceProfile &device,
       prefixTime(graph.numOps() + 1), keepUntil(graph.lastOpNeeding()),
       expiringAfter(graph.numOps()), resident(graph.numTensors()),
       hostCopy(graph.numTensors()), offloaded(graph.numTensors()),
-      prefetchedUnread(graph.numTensors()),
-      nextUse(graph.numTensors()), locks(graph.numTensors()),
-      version(graph.numTensors()), lastTouchStep(graph.numTensors(), -1),
-      lastTouchTime(graph.numTensors()), prefetchBefore(graph.numOps()),
-      held(graph.numTensors()), opStamp(graph.numOps()) {
+      prefetchedUnread(graph.numTensors()), nextUse(graph.numTensors()),
+      locks(graph.numTensors()), version(graph.numTensors()),
+      lastTouchStep(graph.numTensors(), -1), lastTouchTime(graph.numTensors()),
+      prefetchBefore(graph.numOps()), held(graph.numTensors()),
+      opStamp(graph.numOps()) {
   for (auto [i, op] : llvm::enumerate(graph.ops()))
     prefixTime[i + 1] = prefixTime[i] + device.computeTime(op.cost);
   double total = prefixTime.back();
@@ -186,8 +186,8 @@ double Replayer::recomputeCost(TensorId t) const {
   constexpr unsigned kMaxOps = 32;
   OpId rebuildAt = nextUseOf(t);
   auto missingAt = [&](TensorId input) {
-    return !resident[input] || (!pinned(input) &&
-                                keepUntil[input] < int64_t(rebuildAt));
+    return !resident[input] ||
+           (!pinned(input) && keepUntil[input] < int64_t(rebuildAt));
   };
   ++costStamp;
   llvm::SmallVector<TensorId, 8> worklist = {t};
@@ -278,17 +278,18 @@ std::optional<TensorId> Replayer::popVictim() {
 }
 
 void Replayer::evict(TensorId t) {
-  if (options.evictionCosts && hasFutureUse(t) &&
-      !(*options.evictionCosts)[t])
-    (*options.evictionCosts)[t] = EvictionCost{
-        recomputeCost(t), offloadCost(t), timeUntil(nextUseOf(t))};
-  offloaded[t] = hasFutureUse(t) && offloadCost(t) <= recomputeCost(t);
+  if (options.evictionCosts && hasFutureUse(t) && !(*options.evictionCosts)[t])
+    (*options.evictionCosts)[t] =
+        EvictionCost{recomputeCost(t), offloadCost(t), timeUntil(nextUseOf(t))};
+  // The caller's host memory always takes a tensor that lives there back.
+  offloaded[t] =
+      onHost(t) || (hasFutureUse(t) && offloadCost(t) <= recomputeCost(t));
   if (offloaded[t]) {
     if (!hostCopy[t])
       copyOut(t);
     // Brought in early and evicted before its use: bringing it in early
     // again would repeat that, so it comes in when its reader needs it.
-    if (!prefetchedUnread[t])
+    if (hasFutureUse(t) && !prefetchedUnread[t])
       schedulePrefetch(t);
   }
   emitFree(t);
@@ -344,8 +345,10 @@ void Replayer::emitFree(TensorId t) {
 }
 
 void Replayer::releaseIfDead(TensorId t) {
+  // A tensor in the caller's host memory goes at its last read even if a
+  // later recomputation may need it: that one prefetches it back.
   if (!resident[t] || locks[t] != 0 || pinned(t) || hasFutureUse(t) ||
-      keepUntil[t] > int64_t(cursor))
+      (!onHost(t) && keepUntil[t] > int64_t(cursor)))
     return;
   // While inputs of the current op are rebuilt, another branch of the
   // rebuild may read this tensor again: keep it, as the first to evict.
@@ -357,8 +360,11 @@ void Replayer::releaseIfDead(TensorId t) {
     return;
   }
   // The caller's host copy must end up holding the final value.
-  if (onHost(t) && !hostCopy[t])
-    copyOut(t);
+  if (onHost(t)) {
+    if (!hostCopy[t])
+      copyOut(t);
+    offloaded[t] = true;
+  }
   emitFree(t);
 }
 
@@ -594,8 +600,8 @@ llvm::Expected<Plan> vram::planner::planChenSqrtN(const PlanningGraph &graph,
   return replayPlan(graph, device, std::move(options));
 }
 
-uint64_t vram::planner::memoryLowerBound(const PlanningGraph &graph,
-                                         bool withHostMemory) {
+MemoryFloor vram::planner::memoryFloor(const PlanningGraph &graph,
+                                       bool withHostMemory) {
   // Persistent tensors stay on the device unless they may live on host,
   // where an op still needs them resident while it reads them.
   auto stays = [&](TensorId t) {
@@ -603,23 +609,37 @@ uint64_t vram::planner::memoryLowerBound(const PlanningGraph &graph,
            !(withHostMemory && graph.tensor(t).offloadable);
   };
   // Tensors with no producer are all resident when the first op runs.
-  uint64_t atStart = 0, staying = 0;
+  MemoryFloor floor;
   for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
     if (stays(t))
-      staying += tensor.bytes;
+      floor.residentArguments += tensor.bytes;
     else if (!tensor.producer && !graph.isPersistent(t) &&
              !tensor.consumers.empty())
-      atStart += tensor.bytes;
+      floor.footprint += tensor.bytes;
   }
-  uint64_t largest = atStart;
+  // Outputs of the graph stay from the op that makes them to the end.
+  auto isMadeOutput = [&](TensorId t) {
+    return graph.mustStayResident(t) && !graph.isPersistent(t) &&
+           graph.tensor(t).producer;
+  };
+  uint64_t outputsMade = 0;
   for (OpId op = 0; op < graph.numOps(); ++op) {
-    uint64_t touched = graph.bytesTouchedBy(op);
-    for (TensorId t : graph.op(op).inputs)
+    uint64_t touched = graph.bytesTouchedBy(op) + outputsMade;
+    for (TensorId t : graph.op(op).inputs) {
       if (graph.isPersistent(t) && !stays(t))
         touched += graph.tensor(t).bytes;
-    largest = std::max(largest, touched);
+      if (isMadeOutput(t))
+        touched -= graph.tensor(t).bytes;
+    }
+    if (touched > floor.footprint) {
+      floor.footprint = touched;
+      floor.op = op;
+    }
+    for (TensorId t : graph.op(op).outputs)
+      if (isMadeOutput(t))
+        outputsMade += graph.tensor(t).bytes;
   }
-  return staying + largest;
+  return floor;
 }
 
 namespace {
@@ -648,8 +668,7 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
     llvm::consumeError(steps.takeError());
     return std::nullopt;
   }
-  llvm::Expected<SimulationResult> simulation =
-      simulate(graph, *steps, device);
+  llvm::Expected<SimulationResult> simulation = simulate(graph, *steps, device);
   attempt.steps = std::move(*steps);
   // A program the simulator rejects is a planner bug: it stands as meeting
   // the budget, so that building the plan reports it.
@@ -745,9 +764,8 @@ static uint64_t allTensorBytes(const PlanningGraph &graph) {
 static std::optional<FastAttempt>
 lowestFastAttempt(const PlanningGraph &graph, const DeviceProfile &device) {
   std::vector<TensorId> candidates = hostCandidates(graph, device);
-  return lowestFastAttempt(
-      graph, device, allTensorBytes(graph),
-      firstOnHost(graph, candidates, candidates.size()));
+  return lowestFastAttempt(graph, device, allTensorBytes(graph),
+                           firstOnHost(graph, candidates, candidates.size()));
 }
 
 uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
@@ -761,7 +779,8 @@ uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
 static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
                                           FastAttempt attempt,
                                           const DeviceProfile &device) {
-  llvm::Expected<Plan> plan = buildPlan(graph, std::move(attempt.steps), device);
+  llvm::Expected<Plan> plan =
+      buildPlan(graph, std::move(attempt.steps), device);
   if (plan)
     for (auto [decision, cost] :
          llvm::zip(plan->decisions, attempt.evictionCosts))
@@ -776,16 +795,16 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
 /// keeps the fewest persistent tensors in host memory (hostCandidates'
 /// order; doubling, then bisection on how many). Failing those, the lowest
 /// peak the planner finds at all, which the caller compares with the budget.
-static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
-                                                    uint64_t budget,
-                                                    const DeviceProfile &device) {
+static std::optional<FastAttempt>
+fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
+                  const DeviceProfile &device) {
   if (std::optional<FastAttempt> attempt = attemptFast(graph, budget, device))
     return attempt;
   uint64_t low = memoryLowerBound(graph);
   constexpr unsigned kProbes = 8;
   for (unsigned i = 1; budget > low && i < kProbes; ++i)
-    if (std::optional<FastAttempt> attempt = attemptFast(
-            graph, budget - (budget - low) / kProbes * i, device))
+    if (std::optional<FastAttempt> attempt =
+            attemptFast(graph, budget - (budget - low) / kProbes * i, device))
       return attempt;
 
   std::vector<TensorId> candidates = hostCandidates(graph, device);
@@ -824,11 +843,10 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
 llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
                                              uint64_t budget,
                                              const DeviceProfile &device) {
-  std::optional<FastAttempt> attempt =
-      fastAttemptWithin(graph, budget, device);
+  std::optional<FastAttempt> attempt = fastAttemptWithin(graph, budget, device);
   if (!attempt || attempt->peak > budget)
     return llvm::make_error<BudgetTooSmallError>(
-        budget, memoryLowerBound(graph, device.canOffload()),
+        budget, memoryFloor(graph, device.canOffload()),
         attempt ? attempt->peak : allTensorBytes(graph));
   // A program the simulator rejects is a planner bug, reported as is.
   llvm::Expected<Plan> plan = buildFastPlan(graph, std::move(*attempt), device);

@@ -38,8 +38,7 @@ std::vector<Operation *> getPlannedOps(Block &body) {
 }
 
 /// Calls `fn` on every value `op` or an op nested in it reads.
-template <typename Fn>
-static void forEachOperand(Operation *op, Fn fn) {
+template <typename Fn> static void forEachOperand(Operation *op, Fn fn) {
   op->walk([&](Operation *nested) {
     for (OpOperand &operand : nested->getOpOperands())
       fn(operand);
@@ -178,8 +177,7 @@ double estimateOpSeconds(Operation *op, const DeviceProfile &device) {
     return estimateHostTransferSeconds(offload.getTransferBytes(), device);
   if (auto prefetch = dyn_cast<PrefetchOp>(op))
     return estimateHostTransferSeconds(prefetch.getTransferBytes(), device);
-  return estimateSeconds(estimateOpCost(op), getComputeElementType(op),
-                         device);
+  return estimateSeconds(estimateOpCost(op), getComputeElementType(op), device);
 }
 
 /// The planner's category: what decides whether a tensor may be freed.
@@ -311,12 +309,10 @@ namespace {
 class PlanWriter {
 public:
   PlanWriter(Block &body, const IRPlanningGraph &planning)
-      : planning(planning), graph(planning.graph),
-        current(graph.numTensors()), hostCopy(graph.numTensors()),
-        offloadPending(graph.numTensors(), false),
+      : planning(planning), graph(planning.graph), current(graph.numTensors()),
+        hostCopy(graph.numTensors()), offloadPending(graph.numTensors(), false),
         resident(graph.numTensors(), false), onHost(graph.numTensors(), false),
-        runs(graph.numOps(), 0),
-        originalOperands(graph.numOps()),
+        runs(graph.numOps(), 0), originalOperands(graph.numOps()),
         terminator(body.getTerminator()), builder(terminator) {
     // Recorded before ops are rewritten: a placed view reads an instance.
     for (auto [value, t] : planning.tensorOf) {
@@ -392,8 +388,8 @@ private:
       // memory, brought in by prefetches.
       if (!started && !graph.tensor(step.id).producer) {
         auto arg = cast<BlockArgument>(planning.values[step.id]);
-        arg.setType(HostTensorType::get(
-            arg.getContext(), cast<RankedTensorType>(arg.getType())));
+        arg.setType(HostTensorType::get(arg.getContext(),
+                                        cast<RankedTensorType>(arg.getType())));
         hostCopy[step.id] = {arg, arg};
         current[step.id] = {};
         onHost[step.id] = true;
@@ -405,11 +401,11 @@ private:
   void offload(planner::TensorId t) {
     Instance device = current[t];
     auto type = cast<RankedTensorType>(device.value.getType());
-    hostCopy[t] = {OffloadOp::create(builder, device.value.getLoc(),
-                                     HostTensorType::get(type.getContext(),
-                                                         type),
-                                     device.value),
-                   device.original};
+    hostCopy[t] = {
+        OffloadOp::create(builder, device.value.getLoc(),
+                          HostTensorType::get(type.getContext(), type),
+                          device.value),
+        device.original};
     offloadPending[t] = false;
     ++stats.offloads;
     stats.offloadedBytes += graph.tensor(t).bytes;
@@ -483,9 +479,8 @@ private:
   /// The values `op` and the ops nested in it read, in walk order.
   static SmallVector<Value> getOperands(Operation *op) {
     SmallVector<Value> operands;
-    forEachOperand(op, [&](OpOperand &operand) {
-      operands.push_back(operand.get());
-    });
+    forEachOperand(
+        op, [&](OpOperand &operand) { operands.push_back(operand.get()); });
     return operands;
   }
 
@@ -562,7 +557,7 @@ runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
       return std::move(*result->plan);
     if (result->status == planner::MilpStatus::Infeasible)
       return llvm::make_error<planner::BudgetTooSmallError>(
-          budget, planner::memoryLowerBound(graph),
+          budget, planner::memoryFloor(graph, device.canOffload()),
           planner::smallestFastBudget(graph, device));
     return llvm::createStringError(
         "the MILP planner found no plan within its time limit (%.0f s); try "
@@ -574,9 +569,20 @@ runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
                             : planner::planKeepAll(graph, device);
   if (plan && plan->simulation.peakBytes > budget)
     return llvm::make_error<planner::BudgetTooSmallError>(
-        budget, planner::memoryLowerBound(graph),
+        budget, planner::memoryFloor(graph, device.canOffload()),
         planner::smallestFastBudget(graph, device));
   return plan;
+}
+
+/// What makes up a floor: "1,764 B of arguments kept on the device +
+/// 1,233,125,380 B while 'w/update' runs".
+static std::string describeFloorParts(const planner::PlanningGraph &graph,
+                                      const planner::MemoryFloor &floor) {
+  std::string where = floor.op ? "while '" + graph.op(*floor.op).name + "' runs"
+                               : std::string("of inputs before the first op");
+  return formatExactBytes(floor.residentArguments) +
+         " B of arguments kept on the device + " +
+         formatExactBytes(floor.footprint) + " B " + where;
 }
 
 /// Whether plan `a` beats plan `b`: less time, then a lower peak.
@@ -611,18 +617,21 @@ planFunctionBody(const MemoryAnalysis &analysis, Block &body,
       getPlannerDevice(device, options.allowOffload);
   std::optional<FunctionPlan> best;
   std::optional<std::string> firstError;
-  std::optional<uint64_t> smallestBudget, lowerBound;
+  std::optional<uint64_t> smallestBudget, floorBytes;
+  std::string floorParts;
   for (const std::vector<Operation *> &order : orders) {
     IRPlanningGraph planning = buildPlanningGraph(analysis, order, device);
-    llvm::Expected<planner::Plan> plan = runPlanner(
-        plannerName, planning.graph, options.budget, plannerDevice);
+    llvm::Expected<planner::Plan> plan =
+        runPlanner(plannerName, planning.graph, options.budget, plannerDevice);
     if (!plan) {
       llvm::Error rest = llvm::handleErrors(
           plan.takeError(), [&](const planner::BudgetTooSmallError &error) {
             smallestBudget = std::min(smallestBudget.value_or(UINT64_MAX),
                                       error.smallestFeasible);
-            lowerBound =
-                std::min(lowerBound.value_or(UINT64_MAX), error.lowerBound);
+            if (floorBytes && *floorBytes <= error.floor.bytes())
+              return;
+            floorBytes = error.floor.bytes();
+            floorParts = describeFloorParts(planning.graph, error.floor);
           });
       if (rest && !firstError)
         firstError = llvm::toString(std::move(rest));
@@ -639,7 +648,7 @@ planFunctionBody(const MemoryAnalysis &analysis, Block &body,
           "budget of " + formatBudget(options.budget) +
           " cannot be met: the smallest budget that can be met is " +
           formatBudget(*smallestBudget) + "; no plan can go below " +
-          formatBudget(*lowerBound));
+          formatBudget(*floorBytes) + " (" + floorParts + ")");
     return llvm::createStringError("planning failed: " + *firstError);
   }
   double overhead = best->plan.simulation.overhead();
@@ -787,7 +796,8 @@ DictionaryAttr getPlanSummaryAttr(MLIRContext *context,
 }
 
 std::optional<PlanSummary> readPlanSummary(Operation *func) {
-  auto summary = func->getAttrOfType<DictionaryAttr>(VramDialect::kPlanAttrName);
+  auto summary =
+      func->getAttrOfType<DictionaryAttr>(VramDialect::kPlanAttrName);
   auto budget = func->getAttrOfType<IntegerAttr>(VramDialect::kBudgetAttrName);
   auto peak =
       func->getAttrOfType<IntegerAttr>(VramDialect::kPlannedPeakAttrName);
@@ -818,13 +828,11 @@ std::optional<PlanSummary> readPlanSummary(Operation *func) {
 }
 
 void printPlanReport(raw_ostream &os, StringRef functionName,
-                     const IRPlanningGraph &planning,
-                     const planner::Plan &plan, const PlanSummary &summary,
-                     const DeviceProfile &device, bool allowOffload,
-                     unsigned layerDepth) {
+                     const IRPlanningGraph &planning, const planner::Plan &plan,
+                     const PlanSummary &summary, const DeviceProfile &device,
+                     bool allowOffload, unsigned layerDepth) {
   const planner::PlanningGraph &graph = planning.graph;
-  os << "plan @" << functionName << ": " << formatPlanSummary(summary)
-     << "\n";
+  os << "plan @" << functionName << ": " << formatPlanSummary(summary) << "\n";
   // Arguments the caller keeps in host memory (ZeRO-Offload style): each
   // comes in before its uses and, once written, goes back.
   if (summary.hostArguments > 0) {
@@ -854,8 +862,8 @@ void printPlanReport(raw_ostream &os, StringRef functionName,
   for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
     if (!tensor.producer || !planning.values[t])
       continue;
-    LayerTotals &layer = layers[getLayerName(
-        planning.ops[*tensor.producer], layerDepth)];
+    LayerTotals &layer =
+        layers[getLayerName(planning.ops[*tensor.producer], layerDepth)];
     const planner::TensorDecision &decision = plan.decisions[t];
     (decision.isOffloaded()    ? layer.offloaded
      : decision.isRecomputed() ? layer.recomputed

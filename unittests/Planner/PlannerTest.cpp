@@ -99,7 +99,11 @@ TEST(PlannerTest, ImpossibleBudgetReportsWhatWouldFit) {
   ASSERT_FALSE(static_cast<bool>(plan));
   uint64_t smallest = 0;
   llvm::handleAllErrors(plan.takeError(), [&](const BudgetTooSmallError &e) {
-    EXPECT_EQ(e.lowerBound, 3 * kBytes);
+    // b2 reads a2 and g3 and writes g2; nothing persistent.
+    EXPECT_EQ(e.floor.bytes(), 3 * kBytes);
+    EXPECT_EQ(e.floor.residentArguments, 0u);
+    ASSERT_TRUE(e.floor.op.has_value());
+    EXPECT_EQ(graph.op(*e.floor.op).name, "b2");
     smallest = e.smallestFeasible;
   });
   EXPECT_GE(smallest, 3 * kBytes);
@@ -143,6 +147,57 @@ TEST(PlannerTest, RelaxationBoundsTheChain) {
       recomputeLowerBound(graph, 3 * kBytes - 1);
   ASSERT_TRUE(static_cast<bool>(impossible));
   EXPECT_TRUE(impossible->infeasible);
+}
+
+TEST(PlannerTest, RelaxationRebuildsTheDeadInput) {
+  // bn(w) -> b, relu(b) -> r, f(r) -> y (30 B), heavy(y) -> h, back(h, r)
+  // -> g (an output); every other tensor 10 B, w a parameter. Costs bn 2,
+  // the others 1. heavy touches y and h (40) beside w and r (alive across
+  // it, read again by back): 60 unplanned. At 50, r must be gone while heavy
+  // runs, so relu reruns before back; it needs b, which nothing reads after
+  // the first relu, so bn reruns too (keeping b instead saves nothing: it is
+  // as large as r). The bound counts both, 1 + 2 = 3, which is the optimum;
+  // without the rebuild of b it would be 1.
+  PlanningGraph graph;
+  OpId bn = graph.addOp("bn", 2, false);
+  OpId relu = graph.addOp("relu", 1, false);
+  OpId f = graph.addOp("f", 1, false);
+  OpId heavy = graph.addOp("heavy", 1, false);
+  OpId back = graph.addOp("back", 1, true);
+  TensorId w = graph.addTensor("w", kBytes, TensorCategory::Parameter,
+                               std::nullopt, false, false);
+  TensorId b =
+      graph.addTensor("b", kBytes, TensorCategory::Activation, bn, true, true);
+  TensorId r = graph.addTensor("r", kBytes, TensorCategory::Activation, relu,
+                               true, true);
+  TensorId y = graph.addTensor("y", 3 * kBytes, TensorCategory::Activation, f,
+                               true, true);
+  TensorId h = graph.addTensor("h", kBytes, TensorCategory::Activation, heavy,
+                               true, true);
+  graph.addTensor("g", kBytes, TensorCategory::Output, back, true, true);
+  graph.addUse(bn, w);
+  graph.addUse(relu, b);
+  graph.addUse(f, r);
+  graph.addUse(heavy, y);
+  graph.addUse(back, h);
+  graph.addUse(back, r);
+  ASSERT_FALSE(static_cast<bool>(graph.verify()));
+  EXPECT_EQ(unplannedPeak(graph), 6 * kBytes);
+
+  llvm::Expected<RecomputeBound> bound = recomputeLowerBound(graph, 5 * kBytes);
+  ASSERT_TRUE(static_cast<bool>(bound)) << llvm::toString(bound.takeError());
+  EXPECT_FALSE(bound->infeasible);
+  EXPECT_TRUE(bound->exact);
+  EXPECT_NEAR(bound->extraCost, 3, 1e-6);
+
+  llvm::Expected<MilpResult> milp =
+      planMilp(graph, 5 * kBytes, DeviceProfile());
+  ASSERT_TRUE(static_cast<bool>(milp)) << llvm::toString(milp.takeError());
+  ASSERT_EQ(milp->status, MilpStatus::Optimal);
+  EXPECT_NEAR(milp->lowerBoundCost - graph.totalCost(), 3, 1e-6);
+  llvm::Expected<Plan> fast = planFast(graph, 5 * kBytes, DeviceProfile());
+  ASSERT_TRUE(static_cast<bool>(fast)) << llvm::toString(fast.takeError());
+  EXPECT_DOUBLE_EQ(fast->simulation.recomputeTime, 3);
 }
 
 TEST(PlannerTest, OffloadWhenTheCopyHides) {
@@ -310,15 +365,15 @@ TEST(FreeAfterLastUseTest, MovesFreesUpUnlessACopyIsOut) {
   TensorId a0 = tensorNamed(graph, "f0"), a1 = tensorNamed(graph, "f1");
   // a1 is last read by f2 (step 2) but freed after f3; a0 has a copy out, so
   // its Free marks when its memory is released and stays.
-  std::vector<PlanStep> steps = {
-      PlanStep::compute(0), PlanStep::compute(1), PlanStep::compute(2),
-      PlanStep::offload(a0), PlanStep::compute(3), PlanStep::free(a1),
-      PlanStep::free(a0)};
+  std::vector<PlanStep> steps = {PlanStep::compute(0), PlanStep::compute(1),
+                                 PlanStep::compute(2), PlanStep::offload(a0),
+                                 PlanStep::compute(3), PlanStep::free(a1),
+                                 PlanStep::free(a0)};
   std::vector<PlanStep> moved = freeAfterLastUse(graph, steps);
-  std::vector<PlanStep> expected = {
-      PlanStep::compute(0), PlanStep::compute(1), PlanStep::compute(2),
-      PlanStep::free(a1),   PlanStep::offload(a0), PlanStep::compute(3),
-      PlanStep::free(a0)};
+  std::vector<PlanStep> expected = {PlanStep::compute(0),  PlanStep::compute(1),
+                                    PlanStep::compute(2),  PlanStep::free(a1),
+                                    PlanStep::offload(a0), PlanStep::compute(3),
+                                    PlanStep::free(a0)};
   EXPECT_EQ(moved, expected);
 }
 
@@ -328,10 +383,10 @@ TEST(HostMemoryTest, ArgumentsFreedBeforeTheFirstOpStayOnHost) {
   device.hostLinkBytesPerTime = 1;
   // x in host memory: in for the scatter, written by the update, back out.
   std::vector<PlanStep> steps = {
-      PlanStep::free(g.x),           PlanStep::compute(g.zeros),
-      PlanStep::prefetch(g.x),       PlanStep::compute(g.scatter),
-      PlanStep::compute(g.use),      PlanStep::free(g.s),
-      PlanStep::compute(g.update),   PlanStep::offload(g.x),
+      PlanStep::free(g.x),         PlanStep::compute(g.zeros),
+      PlanStep::prefetch(g.x),     PlanStep::compute(g.scatter),
+      PlanStep::compute(g.use),    PlanStep::free(g.s),
+      PlanStep::compute(g.update), PlanStep::offload(g.x),
       PlanStep::free(g.x)};
   llvm::Expected<SimulationResult> result = simulate(g.graph, steps, device);
   ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
@@ -345,8 +400,8 @@ TEST(HostMemoryTest, ArgumentsFreedBeforeTheFirstOpStayOnHost) {
   EXPECT_EQ(llvm::toString(result.takeError()),
             "the final value of 'x' is not back in host memory");
   // Only before the first op, and only with a host link.
-  result = simulate(g.graph,
-                    {PlanStep::compute(g.zeros), PlanStep::free(g.x)}, device);
+  result = simulate(g.graph, {PlanStep::compute(g.zeros), PlanStep::free(g.x)},
+                    device);
   ASSERT_FALSE(static_cast<bool>(result));
   EXPECT_EQ(llvm::toString(result.takeError()),
             "invalid plan at step 1: free of 'x', which must stay resident");

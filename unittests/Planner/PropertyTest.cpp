@@ -61,7 +61,7 @@ void checkAllPlanners(const PlanningGraph &graph, const DeviceProfile &device) {
       llvm::handleAllErrors(plan.takeError(),
                             [&](const BudgetTooSmallError &e) {
                               EXPECT_GT(e.smallestFeasible, budget);
-                              EXPECT_LE(e.lowerBound, e.smallestFeasible);
+                              EXPECT_LE(e.floor.bytes(), e.smallestFeasible);
                             });
       continue;
     }
@@ -81,8 +81,8 @@ void checkMonotone(const PlanningGraph &graph, const DeviceProfile &device) {
     uint64_t budget = peak - (peak - low) / kSteps * i;
     llvm::Expected<Plan> plan = planFast(graph, budget, device);
     if (plan) {
-      EXPECT_FALSE(refused) << "met " << budget << " after refusing "
-                            << *refused;
+      EXPECT_FALSE(refused)
+          << "met " << budget << " after refusing " << *refused;
       expectValid(graph, *plan, device, budget);
       continue;
     }

@@ -14,22 +14,36 @@
 
 namespace vram::planner {
 
+/// The floor no plan goes below, and what makes it up.
+struct MemoryFloor {
+  /// Persistent tensors that stay on the device throughout the step.
+  uint64_t residentArguments = 0;
+  /// The op whose footprint sets the floor; none when the tensors present
+  /// before the first op do.
+  std::optional<OpId> op;
+  /// What is on the device while that op runs besides residentArguments:
+  /// its inputs and outputs (workspace included), the arguments it reads
+  /// from host memory, and the graph outputs made before it.
+  uint64_t footprint = 0;
+
+  uint64_t bytes() const { return residentArguments + footprint; }
+};
+
 /// Raised when no plan meets the budget. Carries the smallest budget the
 /// fast planner could meet, so callers can tell the user what would work.
 class BudgetTooSmallError : public llvm::ErrorInfo<BudgetTooSmallError> {
 public:
   static char ID;
-  BudgetTooSmallError(uint64_t budget, uint64_t lowerBound,
+  BudgetTooSmallError(uint64_t budget, MemoryFloor floor,
                       uint64_t smallestFeasible)
-      : budget(budget), lowerBound(lowerBound),
-        smallestFeasible(smallestFeasible) {}
+      : budget(budget), floor(floor), smallestFeasible(smallestFeasible) {}
 
   void log(llvm::raw_ostream &os) const override;
   std::error_code convertToErrorCode() const override;
 
   uint64_t budget;
-  /// No plan of any planner can go below this (see memoryLowerBound).
-  uint64_t lowerBound;
+  /// No plan of any planner can go below this (see memoryFloor).
+  MemoryFloor floor;
   /// The smallest budget the fast planner meets.
   uint64_t smallestFeasible;
 };
@@ -53,11 +67,16 @@ llvm::Expected<Plan> planChenSqrtN(const PlanningGraph &graph,
 llvm::Expected<Plan> planFast(const PlanningGraph &graph, uint64_t budget,
                               const DeviceProfile &device);
 
-/// Persistent bytes plus the largest bytesTouchedBy over all ops: no plan
-/// peaks lower. `withHostMemory`: persistent tensors that can be offloaded
-/// may live in host memory, so they count only in the ops that read them.
-uint64_t memoryLowerBound(const PlanningGraph &graph,
-                          bool withHostMemory = false);
+/// Persistent bytes plus the largest bytesTouchedBy over all ops, with the
+/// graph outputs made before the op: no plan peaks lower. `withHostMemory`:
+/// persistent tensors that can be offloaded may live in host memory, so
+/// they count only in the ops that read them.
+MemoryFloor memoryFloor(const PlanningGraph &graph,
+                        bool withHostMemory = false);
+inline uint64_t memoryLowerBound(const PlanningGraph &graph,
+                                 bool withHostMemory = false) {
+  return memoryFloor(graph, withHostMemory).bytes();
+}
 
 /// Peak of the unplanned schedule.
 uint64_t unplannedPeak(const PlanningGraph &graph);
