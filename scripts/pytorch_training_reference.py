@@ -18,9 +18,16 @@ classes] ones):
   largest_transient the largest tensor an op creates in the forward or
                     backward that is neither saved nor a parameter gradient
   needs_adamw       params + gradients + Adam's two moments + saved +
-                    largest_transient: the memory a fused, in-place AdamW
-                    step needs at least (an upper bound: it counts every
-                    gradient and every saved tensor at once)
+                    largest_transient: the issue's yardstick for what a
+                    fused, in-place AdamW step needs (an upper bound: it
+                    counts every gradient and every saved tensor at once)
+  step_peak         PyTorch's own peak over one such step: the most bytes
+                    live in the CPU allocator during forward, loss,
+                    backward and torch.optim.AdamW(fused=True).step(), with
+                    the parameters, Adam's state (made by a first step)
+                    and the input live throughout, as the
+                    profiler's memory timeline records them (with_stack,
+                    torch.profiler._memory_profiler)
   saved_min_cut     (transformers) bytes the forward keeps for backward
                     under PyTorch 2.x's default partitioner (AOTAutograd's
                     min-cut rematerialization, as torch.compile uses): the
@@ -78,7 +85,7 @@ class LargestOutput(TorchDispatchMode):
         return out
 
 
-def measure(name, spec, batch):
+def build_model(spec, batch):
     torch.manual_seed(0)
     model = spec["build"]()
     if spec["training"]:
@@ -88,6 +95,44 @@ def measure(name, spec, batch):
     (x,) = spec["inputs"]()
     if x.dtype == torch.float32:
         x = torch.randn(batch, *x.shape[1:])
+    return model, x
+
+
+def default_loss(out):
+    """The loss vram-train builds by default."""
+    if out.dim() >= 3:  # [batch, seq, classes]: int64 labels, last axis
+        labels = torch.randint(0, out.shape[-1], out.shape[:-1])
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]),
+                               labels.reshape(-1))
+    # [batch, classes]: soft one-hot labels
+    target = F.one_hot(torch.randint(0, out.shape[1], (out.shape[0],)),
+                       out.shape[1]).float()
+    return F.cross_entropy(out, target)
+
+
+def measure_step_peak(spec, batch):
+    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler._memory_profiler import MemoryProfileTimeline
+
+    model, x = build_model(spec, batch)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
+
+    def step():
+        default_loss(model(x)).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    step()  # Adam's state exists from here on, as in a training loop
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True,
+                 record_shapes=True, with_stack=True) as prof:
+        step()
+    timeline = MemoryProfileTimeline(prof._memory_profile())
+    _, sizes = timeline._coalesce_timeline(torch.device("cpu"))
+    return max(sum(categories) for categories in sizes)
+
+
+def measure(name, spec, batch):
+    model, x = build_model(spec, batch)
     params = {storage_key(p): p for p in model.parameters()}
     param_bytes = sum(storage_bytes(p) for p in params.values())
     excluded = set(params) | {storage_key(x)}
@@ -102,16 +147,7 @@ def measure(name, spec, batch):
 
     tracker = LargestOutput()
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), tracker:
-        out = model(x)
-        if out.dim() >= 3:  # [batch, seq, classes]: int64 labels, last axis
-            labels = torch.randint(0, out.shape[-1], out.shape[:-1])
-            loss = F.cross_entropy(out.reshape(-1, out.shape[-1]),
-                                   labels.reshape(-1))
-        else:  # [batch, classes]: soft one-hot labels
-            target = F.one_hot(torch.randint(0, out.shape[1], (out.shape[0],)),
-                               out.shape[1]).float()
-            loss = F.cross_entropy(out, target)
-        loss.backward()
+        default_loss(model(x)).backward()
     grads = {storage_key(p.grad) for p in model.parameters() if p.grad is not None}
     transient = max(b for k, b in tracker.sizes.items()
                     if k not in saved and k not in grads and k not in excluded)
@@ -122,6 +158,7 @@ def measure(name, spec, batch):
         saved=saved_bytes,
         largest_transient=transient,
         needs_adamw=4 * param_bytes + saved_bytes + transient,
+        step_peak=measure_step_peak(spec, batch),
     )
 
 

@@ -61,6 +61,7 @@ MemoryCategory classifyValue(Value value, bool isReturned,
         return llvm::StringSwitch<MemoryCategory>(param.getValue())
             .Case("trainable", MemoryCategory::Parameter)
             .Case("optimizer_state", MemoryCategory::OptimizerState)
+            .Case("gradient", MemoryCategory::Gradient)
             .Default(MemoryCategory::State);
       }
     }

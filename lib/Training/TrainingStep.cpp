@@ -403,6 +403,9 @@ private:
   /// Rebuilds in backward the forward values that cheap ops compute from
   /// what backward keeps anyway, so the forward need not keep them.
   void recomputeCheapSavedValues(ArrayRef<Operation *> forward);
+  /// Keeps the masks backward tests forward values with instead of the
+  /// values, where backward reads them for nothing else.
+  void keepMasksInsteadOfValues(ArrayRef<Operation *> forward);
   /// Unscales each parameter's gradient and, unless the optimizer is none,
   /// updates the parameter where the placement says; appends the step's
   /// results after the loss (the gradients when there is no optimizer).
@@ -411,9 +414,15 @@ private:
                        SmallVectorImpl<std::string> &names);
   void buildUpdate(OpBuilder &builder, BlockArgument param, Value grad,
                    Value scale);
-  /// The factor that brings the gradients' global norm to clip-norm.
-  Value buildClipScale(OpBuilder &builder, ArrayRef<Value> grads);
-  BlockArgument addOptimizerState(StringRef name, Type type);
+  /// The factor that brings the global norm of the gradients the update
+  /// applies (with accumulation, the mean over the micro-batches) to
+  /// clip-norm.
+  Value buildClipScale(OpBuilder &builder,
+                       ArrayRef<std::pair<BlockArgument, Value>> finished);
+  /// A new argument the step updates in place, with `vram.param = kind`.
+  BlockArgument addStateArgument(StringRef name, Type type, StringRef kind);
+  /// The persistent buffer `param`'s gradients accumulate in.
+  BlockArgument getAccumulator(BlockArgument param);
 
   func::FuncOp func;
   const TrainingOptions &options;
@@ -421,7 +430,9 @@ private:
   PhaseTagger backwardTagger, optimizerTagger;
   llvm::DenseMap<Value, Value> gradients;
   SmallVector<UpdateOp> updates;
-  /// The counted step number Adam's bias corrections read.
+  llvm::DenseMap<BlockArgument, BlockArgument> accumulators;
+  /// The counted step number Adam's bias corrections read (micro-batches
+  /// with accumulation).
   Value stepCount;
 };
 
@@ -565,18 +576,67 @@ void TrainingStepBuilder::recomputeCheapSavedValues(
   }
 }
 
-BlockArgument TrainingStepBuilder::addOptimizerState(StringRef name,
-                                                     Type type) {
+void TrainingStepBuilder::keepMasksInsteadOfValues(
+    ArrayRef<Operation *> forward) {
+  // The ReLU and LeakyReLU gradients ask only `y > 0` of what they keep.
+  // When nothing else in backward reads y, comparing in forward, right
+  // after y is made, keeps a one-byte mask across the boundary instead of
+  // y itself, which then dies at its last forward use (the pooled ReLU
+  // outputs of VGG and of a ResNet's stem; PyTorch's Inductor keeps such
+  // masks as bits).
+  for (Operation *op : forward)
+    for (Value value : op->getResults()) {
+      SmallVector<ONNXGreaterOp> tests;
+      bool onlyTested = true;
+      for (Operation *user : value.getUsers()) {
+        if (!isBackwardOp(user))
+          continue;
+        auto test = dyn_cast<ONNXGreaterOp>(user);
+        if (test && test.getA() == value && test.getB() != value &&
+            test.getB().getDefiningOp() &&
+            test.getB().getDefiningOp()->hasTrait<OpTrait::ConstantLike>())
+          tests.push_back(test);
+        else
+          onlyTested = false;
+      }
+      if (!onlyTested || tests.empty())
+        continue;
+      Operation *last = op;
+      for (ONNXGreaterOp test : tests) {
+        OpBuilder builder(last->getContext());
+        builder.setInsertionPointAfter(last);
+        Operation *original = test.getB().getDefiningOp();
+        Operation *threshold = builder.clone(*original);
+        threshold->removeAttr(kPhaseAttr);
+        test->moveAfter(threshold);
+        test->removeAttr(kPhaseAttr);
+        test.getBMutable().assign(threshold->getResult(0));
+        if (original->use_empty())
+          original->erase();
+        last = test;
+      }
+    }
+}
+
+BlockArgument TrainingStepBuilder::addStateArgument(StringRef name, Type type,
+                                                    StringRef kind) {
   OpBuilder builder(context);
   unsigned index = func.getNumArguments();
   (void)func.insertArgument(
       index, type,
       builder.getDictionaryAttr(
           {builder.getNamedAttr(kNameAttr, builder.getStringAttr(name)),
-           builder.getNamedAttr(kParamAttr,
-                                builder.getStringAttr("optimizer_state"))}),
+           builder.getNamedAttr(kParamAttr, builder.getStringAttr(kind))}),
       func.getLoc());
   return func.getArgument(index);
+}
+
+BlockArgument TrainingStepBuilder::getAccumulator(BlockArgument param) {
+  BlockArgument &accumulator = accumulators[param];
+  if (!accumulator)
+    accumulator = addStateArgument(getValueName(param) + ".grad",
+                                   param.getType(), "gradient");
+  return accumulator;
 }
 
 /// The op after which `param` can be updated in place: the latest of its
@@ -608,15 +668,18 @@ static UpdateRule getUpdateRule(OptimizerKind kind) {
   llvm_unreachable("optimizer=none builds no update");
 }
 
-Value TrainingStepBuilder::buildClipScale(OpBuilder &builder,
-                                          ArrayRef<Value> grads) {
+Value TrainingStepBuilder::buildClipScale(
+    OpBuilder &builder, ArrayRef<std::pair<BlockArgument, Value>> finished) {
   // PyTorch's clip_grad_norm_: scale = min(1, max_norm / (norm + 1e-6)),
-  // the norm summed in f32 over every gradient.
+  // the norm summed in f32 over every gradient; accumulating, over the
+  // sums with this micro-batch's (the norm of the mean is theirs / N).
   IRBuilding ir(builder, NameLoc::get(builder.getStringAttr("clip-norm")));
   Type f32 = builder.getF32Type();
+  bool accumulates = options.accumulate > 1;
   Value sumOfSquares;
-  for (Value grad : grads) {
-    Value wide = ir.cast(grad, f32);
+  for (auto [param, grad] : finished) {
+    Value wide =
+        ir.cast(accumulates ? ir.add(getAccumulator(param), grad) : grad, f32);
     auto rank = cast<RankedTensorType>(wide.getType()).getRank();
     SmallVector<int64_t> axes(rank);
     std::iota(axes.begin(), axes.end(), 0);
@@ -624,6 +687,8 @@ Value TrainingStepBuilder::buildClipScale(OpBuilder &builder,
     sumOfSquares = sumOfSquares ? ir.add(sumOfSquares, squares) : squares;
   }
   Value norm = ir.sqrt(sumOfSquares);
+  if (accumulates)
+    norm = ir.mul(norm, ir.scalar(f32, 1.0 / double(options.accumulate)));
   Value factor = ir.div(ir.scalar(f32, options.clipNorm),
                         ir.add(norm, ir.scalar(f32, 1e-6)));
   Value one = ir.scalar(f32, 1.0);
@@ -679,8 +744,7 @@ void TrainingStepBuilder::finishGradients(ArrayRef<BlockArgument> trainable,
     builder.setListener(&optimizerTagger);
     Value scale;
     if (options.clipNorm > 0.0)
-      scale = buildClipScale(builder, llvm::to_vector(llvm::make_second_range(
-                                          finished)));
+      scale = buildClipScale(builder, finished);
     for (auto [param, grad] : finished)
       buildUpdate(builder, param, grad, scale);
     builder.setListener(nullptr);
@@ -724,19 +788,21 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
   Location loc =
       NameLoc::get(builder.getStringAttr(getValueName(param) + "/update"));
   bool adam = UpdateOp::readsStepCount(rule);
-  if (adam && !stepCount) {
-    // Adam's bias correction needs the step count: one f32 scalar of
-    // state, counted in place.
+  bool accumulates = options.accumulate > 1;
+  if ((adam || accumulates) && !stepCount) {
+    // Adam's bias correction and accumulation need the step count: one
+    // f32 scalar of state, counted in place.
     auto type = RankedTensorType::get({}, builder.getF32Type());
-    BlockArgument step = addOptimizerState("step", type);
-    stepCount = IncrementOp::create(builder,
-                                    NameLoc::get(builder.getStringAttr("step")),
-                                    step);
+    BlockArgument step = addStateArgument("step", type, "optimizer_state");
+    stepCount = IncrementOp::create(
+        builder, NameLoc::get(builder.getStringAttr("step")), step);
   }
   SmallVector<Value> inits{param};
   for (StringRef state : UpdateOp::getStateNames(rule))
-    inits.push_back(addOptimizerState(getValueName(param) + "." + state.str(),
-                                      param.getType()));
+    inits.push_back(addStateArgument(getValueName(param) + "." + state.str(),
+                                     param.getType(), "optimizer_state"));
+  if (accumulates)
+    inits.push_back(getAccumulator(param));
   // Only the hyperparameters of the rule; the others keep their defaults
   // and stay out of the printed IR.
   auto f64 = [&](double value, bool used) {
@@ -748,8 +814,10 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
       f64(options.learningRate, true), f64(options.momentum, momentum),
       f64(options.beta1, adam), f64(options.beta2, adam),
       f64(options.epsilon, adam),
-      f64(options.weightDecay, options.weightDecay != 0.0), grad,
-      adam ? stepCount : Value(), scale, inits));
+      f64(options.weightDecay, options.weightDecay != 0.0),
+      accumulates ? builder.getI64IntegerAttr(options.accumulate)
+                  : IntegerAttr(),
+      grad, adam || accumulates ? stepCount : Value(), scale, inits));
   builder.setListener(listener);
 }
 
@@ -830,6 +898,7 @@ LogicalResult TrainingStepBuilder::build() {
                            loss->predictionGradient)))
     return failure();
   recomputeCheapSavedValues(forward);
+  keepMasksInsteadOfValues(forward);
 
   SmallVector<Value> results{loss->value};
   SmallVector<std::string> resultNames{"loss"};

@@ -95,6 +95,15 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
                   "no clipping with update=in-backward (the global norm "
                   "needs every gradient before the first update)");
     parsed.clipNorm = clipNorm;
+    // The step count is an f32 counter: exact up to 2^24.
+    if (accumulate < 1 || accumulate > (int64_t(1) << 24))
+      return fail("accumulate", std::to_string(accumulate),
+                  "a micro-batch count from 1 to 16777216");
+    if (accumulate > 1 && parsed.optimizer == OptimizerKind::None)
+      return fail("accumulate", std::to_string(accumulate),
+                  "1 with optimizer=none (the step returns each "
+                  "micro-batch's gradients; there is no update to defer)");
+    parsed.accumulate = accumulate;
     parsed.learningRate = learningRate;
     parsed.momentum = momentum;
     parsed.beta1 = beta1;

@@ -87,6 +87,30 @@ func.func @update_step_extra(%p: tensor<4xf32>, %g: tensor<4xf32>, %t: tensor<f3
 
 // -----
 
+func.func @update_accumulate_sum_missing(%p: tensor<4xf32>, %g: tensor<4xf32>, %t: tensor<f32>) {
+  // expected-error @+1 {{rule 'sgd' updates 2 tensors (the parameter, its state and the accumulated gradient), got 1}}
+  %r = vram.update sgd %g step %t into %p {learning_rate = 1.0 : f64, accumulate = 2 : i64} : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_accumulate_step_missing(%p: tensor<4xf32>, %a: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{rule 'sgd' with accumulate needs step count}}
+  %r:2 = vram.update sgd %g into %p, %a {learning_rate = 1.0 : f64, accumulate = 2 : i64} : tensor<4xf32> -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_accumulate_zero(%p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{accumulate must be at least 1, got 0}}
+  %r = vram.update sgd %g into %p {learning_rate = 1.0 : f64, accumulate = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @update_dynamic(%p: tensor<?xf32>, %g: tensor<?xf32>) {
   // expected-error @+1 {{the parameter must be a statically shaped floating-point tensor, got 'tensor<?xf32>'}}
   %r = vram.update sgd %g into %p {learning_rate = 1.0 : f64} : tensor<?xf32> -> tensor<?xf32>

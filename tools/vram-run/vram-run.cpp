@@ -74,6 +74,13 @@ llvm::cl::opt<std::string> trainOptions(
     llvm::cl::desc("Run the training step vram-train builds from @main "
                    "(its options, e.g. \"loss=mse optimizer=none\"); the "
                    "labels argument is generated like the inputs"));
+llvm::cl::opt<unsigned> steps(
+    "steps", llvm::cl::init(1),
+    llvm::cl::desc("Call @main this many times on the same data, each call "
+                   "taking the state the previous one returned (a result "
+                   "named like an argument replaces it: parameters, "
+                   "optimizer state, accumulated gradients); the last "
+                   "call's results are printed and compared"));
 llvm::cl::opt<bool> gradientCheck(
     "gradcheck",
     llvm::cl::desc("With --train=\"... optimizer=none\": compare every "
@@ -256,8 +263,8 @@ buildArguments(const FunctionSignature &signature,
     }
     HostTensor tensor(spec.kind, spec.shape);
     // Optimizer state starts at zero, as a fresh optimizer's does (step 0,
-    // no momentum, no moments).
-    if (spec.paramKind == "optimizer_state") {
+    // no momentum, no moments), and so do accumulated gradients.
+    if (spec.paramKind == "optimizer_state" || spec.paramKind == "gradient") {
       arguments.push_back(std::move(tensor));
       continue;
     }
@@ -280,6 +287,18 @@ buildArguments(const FunctionSignature &signature,
                  << (missingReason.empty() ? "" : " (" + missingReason + ")")
                  << "; generated with seed " << seed << "\n";
   return arguments;
+}
+
+/// The next call's arguments: each result named like an argument (the
+/// step's updated parameters and state) replaces it.
+static void feedBackState(const FunctionSignature &signature,
+                          ArrayRef<HostTensor> outputs,
+                          SmallVectorImpl<HostTensor> &arguments) {
+  for (auto [result, output] : llvm::zip(signature.results, outputs))
+    for (auto [argument, value] : llvm::zip(signature.arguments, arguments))
+      if (argument.name == result.name && argument.kind == result.kind &&
+          argument.shape == result.shape)
+        value = output;
 }
 
 /// --gradcheck checks the gradients of the data inputs too (as PyTorch's
@@ -375,6 +394,8 @@ int main(int argc, char **argv) {
   } else if (gradientCheck) {
     return fail("--gradcheck needs --train=\"... optimizer=none\"");
   }
+  if (steps == 0)
+    return fail("--steps expects a positive integer");
   FailureOr<SmallVector<HostTensor>> arguments =
       buildArguments(*signature, importedKinds);
   if (failed(arguments))
@@ -390,9 +411,14 @@ int main(int argc, char **argv) {
     timers.clear();
     return runGradientCheck(**compiled, *arguments);
   }
+  const FunctionSignature &sig = (*compiled)->getSignature();
   llvm::Timer runTimer("run", "call @main", timers);
   runTimer.startTimer();
   auto outputs = (*compiled)->invoke(*arguments);
+  for (unsigned step = 1; step < steps && outputs; ++step) {
+    feedBackState(sig, *outputs, *arguments);
+    outputs = (*compiled)->invoke(*arguments);
+  }
   runTimer.stopTimer();
   if (!outputs)
     return fail(llvm::toString(outputs.takeError()));
@@ -404,7 +430,6 @@ int main(int argc, char **argv) {
                  << " s\n";
   timers.clear();
 
-  const FunctionSignature &sig = (*compiled)->getSignature();
   if (printOutputs) {
     for (auto [i, output] : llvm::enumerate(*outputs)) {
       llvm::outs() << "output " << i << " '" << sig.results[i].name << "': ";

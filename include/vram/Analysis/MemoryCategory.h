@@ -3,6 +3,7 @@
 // Categories come from attributes set by the importer and by later passes,
 // never from value names:
 //   function argument `vram.param`: "trainable" | "state" | "optimizer_state"
+//   | "gradient" (accumulated across micro-batches)
 //   (absent: a program input); constants (ConstantLike ops) are state;
 //   op attribute `vram.category`: the category of all its results
 //   ("gradient", "optimizer_state", "parameter", "workspace", ...);

@@ -1,4 +1,5 @@
-//===- TrainingStep.h - builds a training step from a forward pass -*- C++ -*-===//
+//===- TrainingStep.h - builds a training step from a forward pass -*- C++
+//-*-===//
 
 #ifndef VRAM_TRAINING_TRAININGSTEP_H
 #define VRAM_TRAINING_TRAININGSTEP_H
@@ -43,6 +44,10 @@ struct TrainingOptions {
   double epsilon = 1e-8;
   double weightDecay = 0.0;
   UpdatePlacement placement = UpdatePlacement::AfterBackward;
+  /// Micro-batches per optimizer step (gradient accumulation): the step
+  /// adds its gradients to persistent buffers and every accumulate-th call
+  /// updates with their mean (1: every call updates).
+  int64_t accumulate = 1;
   /// Largest global L2 norm of the gradients before the update (0: no
   /// clipping); needs every gradient, so only after the backward pass.
   double clipNorm = 0.0;

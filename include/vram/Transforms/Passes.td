@@ -230,6 +230,10 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
            /*default=*/"\"after-backward\"",
            "after-backward (every parameter once the backward pass is over) "
            "or in-backward (each as soon as its gradient is final)">,
+    Option<"accumulate", "accumulate", "int64_t", /*default=*/"1",
+           "micro-batches per optimizer step: each step adds its gradients "
+           "to a persistent buffer (vram.param = \"gradient\"), and every "
+           "accumulate-th step updates with their mean and clears it">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "clip the gradients to this global L2 norm before the update "
            "(0: no clipping; after-backward only)">,

@@ -162,7 +162,9 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
 /// clipping factor are 0-d inputs broadcast to every element (no host code
 /// reads them: on GPU they live in device memory); the bias corrections
 /// are loop-invariant, which LLVM hoists. The arithmetic is in f32 for half
-/// tensors, rounded once.
+/// tensors, rounded once. Accumulating, every element also computes the
+/// update and selects, by the micro-batch count, between it and the old
+/// values: no branch, the same code on every call.
 struct UpdateLowering : OpConversionPattern<UpdateOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -178,6 +180,7 @@ struct UpdateLowering : OpConversionPattern<UpdateOp> {
     double beta1 = op.getBeta1().convertToDouble();
     double beta2 = op.getBeta2().convertToDouble();
     double epsilon = op.getEpsilon().convertToDouble();
+    int64_t accumulate = op.getAccumulate();
 
     auto type = cast<RankedTensorType>(op.getGradient().getType());
     Type element = type.getElementType();
@@ -222,10 +225,27 @@ struct UpdateLowering : OpConversionPattern<UpdateOp> {
           Value grad = widen(args[next++]);
           Value step = hasStep ? args[next++] : Value();
           Value scale = hasScale ? args[next++] : Value();
+          ValueRange inits = args.drop_front(next);
           SmallVector<Value> state;
-          for (Value arg : args.drop_front(next))
+          for (Value arg : inits)
             state.push_back(widen(arg));
           Value param = state[0];
+          // Accumulating: the sum so far plus this micro-batch's gradient;
+          // the rule sees their mean, and Adam the count of real steps.
+          Value accumulated, completesStep;
+          if (accumulate > 1) {
+            accumulated = add(state.pop_back_val(), grad);
+            grad = mul(accumulated, c(1.0 / double(accumulate)));
+            // floor(count / N) N == count, exact for counts below 2^24
+            // (remf has no NVVM lowering).
+            Value microBatches = step;
+            step = div(microBatches, c(double(accumulate)));
+            completesStep =
+                arith::CmpFOp::create(b, nloc, arith::CmpFPredicate::OEQ,
+                                      mul(math::FloorOp::create(b, nloc, step),
+                                          c(double(accumulate))),
+                                      microBatches);
+          }
           if (scale)
             grad = mul(grad, scale);
           if (weightDecay != 0.0 && rule != UpdateRule::AdamW)
@@ -259,9 +279,25 @@ struct UpdateLowering : OpConversionPattern<UpdateOp> {
             break;
           }
           }
+          if (accumulated)
+            updated.push_back(c(0.0));
           for (Value &value : updated)
             if (element != f32)
               value = arith::TruncFOp::create(b, nloc, element, value);
+          if (accumulated) {
+            // Between updates: the parameter and state as they were, the
+            // sum kept (rounded like any stored value).
+            Value sum =
+                element != f32
+                    ? arith::TruncFOp::create(b, nloc, element, accumulated)
+                          .getResult()
+                    : accumulated;
+            for (size_t i = 0; i + 1 < updated.size(); ++i)
+              updated[i] = arith::SelectOp::create(b, nloc, completesStep,
+                                                   updated[i], inits[i]);
+            updated.back() = arith::SelectOp::create(b, nloc, completesStep,
+                                                     updated.back(), sum);
+          }
           linalg::YieldOp::create(b, nloc, updated);
         });
     rewriter.replaceOp(op, generic.getResults());

@@ -126,15 +126,23 @@ LogicalResult UpdateOp::inferReturnTypes(
 
 LogicalResult UpdateOp::verify() {
   UpdateRule rule = getRule();
-  size_t expected = 1 + getStateNames(rule).size();
+  if (getAccumulate() < 1)
+    return emitOpError() << "accumulate must be at least 1, got "
+                         << getAccumulate();
+  bool accumulates = getAccumulate() > 1;
+  size_t expected = 1 + getStateNames(rule).size() + (accumulates ? 1 : 0);
   if (getInits().size() != expected)
     return emitOpError() << "rule '" << stringifyUpdateRule(rule)
                          << "' updates " << expected
-                         << " tensors (the parameter and its state), got "
-                         << getInits().size();
-  bool readsStep = readsStepCount(rule);
+                         << " tensors (the parameter"
+                         << (accumulates ? ", its state and the accumulated "
+                                           "gradient"
+                                         : " and its state")
+                         << "), got " << getInits().size();
+  bool readsStep = needsStepCount();
   if (readsStep != bool(getStep()))
-    return emitOpError() << "rule '" << stringifyUpdateRule(rule) << "' "
+    return emitOpError() << "rule '" << stringifyUpdateRule(rule) << "'"
+                         << (accumulates ? " with accumulate" : "") << " "
                          << (readsStep ? "needs" : "takes no") << " step count";
   auto paramType = cast<RankedTensorType>(getInits().front().getType());
   if (!isa<FloatType>(paramType.getElementType()) ||
@@ -175,6 +183,9 @@ static double getUpdateFlopsPerElement(UpdateOp op) {
   }
   if (op.getWeightDecay().convertToDouble() != 0)
     flops += 2;
+  // Accumulating: the add, the mean's scaling and the selects.
+  if (op.getAccumulate() > 1)
+    flops += 2 + op.getInits().size();
   return flops;
 }
 

@@ -102,7 +102,13 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
       [+ weight_decay p for adamw])
 
     `weight_decay` is L2 (added to the gradient) except for adamw, where it
-    is decoupled. Half-precision tensors are computed in f32 and rounded once
+    is decoupled.
+
+    With `accumulate` = N > 1 (gradient accumulation over N micro-batches)
+    the last init is the accumulated gradient `a`, and `step` counts
+    micro-batches (already counted): a += g; on every N-th micro-batch the
+    rule runs with the mean a / N (and Adam's t = step / N) and a is
+    cleared; on the others the parameter and its state keep their values. Half-precision tensors are computed in f32 and rounded once
     (PyTorch's fused optimizers do the same).
 
     ```mlir
@@ -118,6 +124,7 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
       DefaultValuedAttr<F64Attr, "0.999">:$beta2,
       DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+      DefaultValuedAttr<I64Attr, "1">:$accumulate,
       AnyRankedTensor:$gradient, Optional<Vram_F32Scalar>:$step,
       Optional<Vram_F32Scalar>:$scale, Variadic<AnyRankedTensor>:$inits);
   let results = (outs Variadic<AnyRankedTensor>:$results);
@@ -137,6 +144,11 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
     /// Whether `rule` reads the step count (Adam's bias corrections).
     static bool readsStepCount(UpdateRule rule) {
       return rule == UpdateRule::Adam || rule == UpdateRule::AdamW;
+    }
+    /// Whether this update reads the step count: for its rule, or to know
+    /// which micro-batch completes an accumulated step.
+    bool needsStepCount() {
+      return readsStepCount(getRule()) || getAccumulate() > 1;
     }
   }];
 }
