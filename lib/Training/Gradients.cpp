@@ -13,8 +13,8 @@
 #include "vram/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
 #include <numeric>
@@ -757,27 +757,129 @@ Gradients gradientOf(ONNXConvOp op, IRBuilding &ir, ValueRange, ValueRange dY,
   return grads;
 }
 
+/// Where each of a MaxPool's maxima came from, kept compactly: the offset
+/// k in its window (kh KW + kw; int8), as PyTorch's Inductor keeps it,
+/// instead of ONNX's int64 flat index into X (PyTorch eager's form):
+/// 1 byte per output element instead of 8. The flat index is the window's
+/// origin (the flat position of kernel offset 0, perhaps in the padding:
+/// arithmetic only) plus r = kh dh W + kw; with windows no wider than a
+/// dilated row (KW <= dh W), kh = r / (dh W) and k = r - kh (dh W - KW).
+/// 1-d and 2-d windows of at most 127 elements, undilated along the last
+/// axis (every pool current models use); others keep the int64 indices.
+/// The origins are a sum of small broadcast constants, built in forward and
+/// read again by backward (constants live throughout: no second copy).
+class WindowOffsets {
+public:
+  WindowOffsets(ONNXMaxPoolOp op) : op(op) {
+    xShape = shapeOf(op.getX());
+    yShape = shapeOf(op.getY());
+    size_t spatial = xShape.size() - 2;
+    SmallVector<int64_t> kernel = intsOr(op.getKernelShape(), 0, 0);
+    int64_t size = 1;
+    for (int64_t k : kernel)
+      size *= k;
+    applies = (spatial == 1 || spatial == 2) && size <= 127 &&
+              kernel.size() == spatial &&
+              succeeded(getWindow(op, kernel, window)) &&
+              window.dilations.back() == 1 &&
+              (spatial == 1 || kernel[1] <= rowSpan());
+  }
+
+  bool appliesToOp() const { return applies; }
+
+  /// The constants whose sum is the flat index of each window's origin,
+  /// shaped like Y once added: (n C + c) |image|, then per spatial axis
+  /// (o stride - pad) times that axis's stride in X.
+  SmallVector<Value> buildOriginTerms(IRBuilding &ir) {
+    size_t rank = xShape.size(), spatial = rank - 2;
+    SmallVector<int64_t> axisStride(rank, 1);
+    for (size_t d = rank - 1; d > 0; --d)
+      axisStride[d - 1] = axisStride[d] * xShape[d];
+    SmallVector<int64_t> shape(rank, 1), values;
+    shape[0] = xShape[0];
+    shape[1] = xShape[1];
+    for (int64_t nc = 0; nc < xShape[0] * xShape[1]; ++nc)
+      values.push_back(nc * axisStride[1]);
+    SmallVector<Value> terms{ir.int64s(shape, values)};
+    for (size_t i = 0; i < spatial; ++i) {
+      SmallVector<int64_t> axisShape(rank, 1), axisValues;
+      axisShape[2 + i] = yShape[2 + i];
+      for (int64_t o = 0; o < yShape[2 + i]; ++o)
+        axisValues.push_back((o * window.strides[i] - window.pads[i]) *
+                             axisStride[2 + i]);
+      terms.push_back(ir.int64s(axisShape, axisValues));
+    }
+    return terms;
+  }
+
+  /// int64 flat indices -> int8 offsets (in forward).
+  Value encode(IRBuilding &ir, Value indices, ValueRange originTerms) {
+    Value r = ir.sub(indices, sum(ir, originTerms));
+    if (xShape.size() == 4)
+      r = ir.sub(r, ir.mul(ir.div(r, scalar(ir, rowSpan())),
+                           scalar(ir, rowSpan() - window.kernel[1])));
+    return ir.cast(r, ir.getBuilder().getI8Type());
+  }
+
+  /// int8 offsets -> int64 flat indices (in backward).
+  Value decode(IRBuilding &ir, Value offsets, ValueRange originTerms) {
+    Value k = ir.cast(offsets, ir.getBuilder().getI64Type());
+    if (xShape.size() == 4)
+      k = ir.add(k, ir.mul(ir.div(k, scalar(ir, window.kernel[1])),
+                           scalar(ir, rowSpan() - window.kernel[1])));
+    return ir.add(k, sum(ir, originTerms));
+  }
+
+private:
+  int64_t rowSpan() const { return window.dilations[0] * xShape.back(); }
+  static Value scalar(IRBuilding &ir, int64_t value) {
+    return ir.scalar(ir.getBuilder().getI64Type(), double(value));
+  }
+  static Value sum(IRBuilding &ir, ValueRange terms) {
+    Value total = terms.front();
+    for (Value term : terms.drop_front())
+      total = ir.add(total, term);
+    return total;
+  }
+
+  ONNXMaxPoolOp op;
+  SmallVector<int64_t> xShape, yShape;
+  Window window;
+  bool applies = false;
+};
+
 FailureOr<SmallVector<Value>> saveFor(ONNXMaxPoolOp op, OpBuilder &builder,
                                       ArrayRef<bool>) {
   if (op.getStorageOrder() != 0)
     return op.emitOpError("gradient needs storage_order = 0");
-  // Where each maximum came from: int64 flat indices into X, as PyTorch
-  // keeps them; X itself is not needed.
+  // Where each maximum came from; X itself is not needed.
   if (isa<NoneType>(op.getIndices().getType()))
     op.getIndices().setType(cast<RankedTensorType>(op.getY().getType())
                                 .clone(builder.getI64Type()));
-  return SmallVector<Value>{op.getIndices()};
+  WindowOffsets offsets(op);
+  if (!offsets.appliesToOp())
+    return SmallVector<Value>{op.getIndices()};
+  IRBuilding ir(builder, op.getLoc());
+  SmallVector<Value> saved{Value()};
+  llvm::append_range(saved, offsets.buildOriginTerms(ir));
+  saved[0] = offsets.encode(ir, op.getIndices(), ArrayRef(saved).drop_front());
+  return saved;
 }
 
 Gradients gradientOf(ONNXMaxPoolOp op, IRBuilding &ir, ValueRange saved,
                      ValueRange dY, ArrayRef<bool>) {
+  // Saved: the int64 indices, or the int8 offsets and the origin terms.
+  Value indices = saved[0];
+  if (saved.size() > 1)
+    indices = WindowOffsets(op).decode(ir, indices, saved.drop_front());
   // Overlapping windows can pick one element twice: scatter-add.
   auto xType = cast<RankedTensorType>(op.getX().getType());
   int64_t count = xType.getNumElements();
   int64_t outCount = cast<RankedTensorType>(dY[0].getType()).getNumElements();
   auto flatType = RankedTensorType::get({count}, xType.getElementType());
-  Value flat = ir.scatterAdd(ir.zeros(flatType), ir.reshape(saved[0], {outCount}),
-                             ir.reshape(dY[0], {outCount}), /*axis=*/0);
+  Value flat =
+      ir.scatterAdd(ir.zeros(flatType), ir.reshape(indices, {outCount}),
+                    ir.reshape(dY[0], {outCount}), /*axis=*/0);
   return SmallVector<Value>{ir.reshape(flat, xType.getShape())};
 }
 

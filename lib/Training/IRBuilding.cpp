@@ -44,6 +44,13 @@ Value IRBuilding::int64s(ArrayRef<int64_t> values) {
   return ONNXConstantOp::create(builder, loc, values);
 }
 
+Value IRBuilding::int64s(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, builder.getI64Type());
+  return create<ONNXConstantOp>(
+      type, {},
+      {builder.getNamedAttr("value", DenseElementsAttr::get(type, values))});
+}
+
 Value IRBuilding::zeros(RankedTensorType type) {
   return create<ONNXExpandOp>(
       type, {scalar(type.getElementType(), 0.0), int64s(type.getShape())});

@@ -75,3 +75,39 @@ func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"},
   %y, %mean, %var = onnx.BatchNormalization(%x, %s, %b, %m, %v) {training_mode = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y : tensor<2x3xf32>
 }
+
+// -----
+
+// MaxPool keeps each maximum's offset in its window as int8 (k = kh KW + kw)
+// instead of int64 flat indices: forward subtracts the window origins
+// ((n C + c) H W + (oh sh - ph) W + ow sw - pw, a sum of broadcast
+// constants) and folds the row, k = r - (r / W) (W - KW); backward rebuilds
+// the indices and scatters as before.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[Y:.*]], %[[I:.*]] = onnx.MaxPool
+// CHECK: onnx.Constant() {value = dense<{{\[\[\[\[}}0]]], {{\[\[}}[16]]]]> : tensor<2x1x1x1xi64>}
+// CHECK: onnx.Sub(%[[I]], %{{.*}}) : (tensor<2x1x2x2xi64>, tensor<2x1x2x2xi64>) -> tensor<2x1x2x2xi64>
+// CHECK: %[[K:.*]] = onnx.Cast(%{{.*}}) {to = 3 : i64} : (tensor<2x1x2x2xi64>) -> tensor<2x1x2x2xi8>
+// CHECK: onnx.Cast(%[[K]]) {to = 7 : i64, vram.phase = "backward"} : (tensor<2x1x2x2xi8>) -> tensor<2x1x2x2xi64>
+// CHECK: onnx.ScatterElements
+func.func @main(%x: tensor<2x1x4x4xf32>,
+                %w: tensor<2x1x4x4xf32> {vram.param = "trainable"}) -> tensor<2x1x2x2xf32> {
+  %0 = onnx.Mul(%x, %w) : (tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x1x4x4xf32>
+  %y, %i = onnx.MaxPool(%0) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<2x1x4x4xf32>) -> (tensor<2x1x2x2xf32>, none)
+  return %y : tensor<2x1x2x2xf32>
+}
+
+// -----
+
+// Dilated along the last axis, the offset does not decode uniquely in
+// general: the int64 indices are kept.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[Y:.*]], %[[I:.*]] = onnx.MaxPool
+// CHECK-NOT: xi8>
+// CHECK: onnx.Reshape(%[[I]], %{{.*}}) {vram.phase = "backward"} : (tensor<1x1x4x4xi64>, tensor<1xi64>) -> tensor<16xi64>
+func.func @main(%x: tensor<1x1x5x6xf32>,
+                %w: tensor<1x1x5x6xf32> {vram.param = "trainable"}) -> tensor<1x1x4x4xf32> {
+  %0 = onnx.Mul(%x, %w) : (tensor<1x1x5x6xf32>, tensor<1x1x5x6xf32>) -> tensor<1x1x5x6xf32>
+  %y, %i = onnx.MaxPool(%0) {kernel_shape = [2, 2], dilations = [1, 2]} : (tensor<1x1x5x6xf32>) -> (tensor<1x1x4x4xf32>, none)
+  return %y : tensor<1x1x4x4xf32>
+}

@@ -32,6 +32,9 @@ public:
   mlir::Value splat(mlir::RankedTensorType type, double value);
   /// A 1-d int64 constant (shapes, axes, pads).
   mlir::Value int64s(llvm::ArrayRef<int64_t> values);
+  /// An int64 constant of `shape` holding `values` (row-major).
+  mlir::Value int64s(llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<int64_t> values);
   /// Zeros of `type`, materialised by Expand so that they are a buffer of
   /// the step (allocated where used) and not a constant of the program.
   mlir::Value zeros(mlir::RankedTensorType type);
