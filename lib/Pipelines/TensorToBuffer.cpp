@@ -16,17 +16,30 @@
 
 using namespace mlir;
 
+/// onnx -> linalg, tensor, arith, math on tensors. Inputs already in linalg
+/// pass through untouched.
+static void convertToLinalg(OpPassManager &pm) {
+  pm.addPass(vram::createConvertONNXToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(vram::createDecomposeAggregatedOpsPass());
+}
+
 void vram::buildONNXToLinalgPipeline(OpPassManager &pm) {
-  // onnx -> linalg, tensor, arith, math on tensors. Inputs already in
-  // linalg pass through untouched.
-  pm.addPass(createConvertONNXToLinalgPass());
-  pm.addNestedPass<func::FuncOp>(createDecomposeAggregatedOpsPass());
+  convertToLinalg(pm);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
 
 void vram::buildTensorToBufferPipeline(OpPassManager &pm) {
-  buildONNXToLinalgPipeline(pm);
+  convertToLinalg(pm);
+  // Every destination its own allocation before CSE: CSE merges equal
+  // tensor.empty ops, and one-shot bufferization then writes unrelated
+  // results of one shape into one buffer (a backward gradient into the
+  // buffer of a dead forward activation), which stays allocated from the
+  // first write to the last read: the arena could not reuse that memory in
+  // between, where the memory analysis frees it.
+  pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   // The identity layout at function boundaries is what a caller can build
   // a descriptor for without knowing the body.
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -14,23 +14,29 @@
 // TENSOR-NOT: vram.
 
 // The host buffer gets an arena of its own (64 x 4 B = 256 B), a malloc the
-// device-memory pass pins; the device arena holds only the prefetched copy
-// (256 B): Relu and Mul reuse the offloaded tensor's device buffer in place,
-// which is what the offload was for.
+// device-memory pass pins. The device arena has two 256-B slots for four
+// tensors: Neg's result A (slot 0) is free once its copy has left, and
+// Mul's result takes its place, which is what the offload was for; the
+// prefetched copy takes Relu's slot (1) after Mul has read it. The result
+// of Add is returned: a buffer of its own.
 // MEM-LABEL: func.func @main
-// MEM: %[[DEVARENA:.*]] = gpu.alloc () : memref<256xi8>
 // MEM: %[[PINNED:.*]] = memref.alloc() {alignment = 256 : i64} : memref<256xi8>
 // MEM: %[[CAST:.*]] = memref.cast %[[PINNED]] : memref<256xi8> to memref<*xi8>
 // MEM: gpu.host_register %[[CAST]]
-// MEM: %[[A:.*]] = gpu.alloc () : memref<64xf32>
+// MEM: %[[DEVARENA:.*]] = gpu.alloc () : memref<512xi8>
+// MEM: %[[A:.*]] = memref.view %[[DEVARENA]][%c0{{.*}}] : memref<512xi8> to memref<64xf32>
+// MEM: outs(%[[A]] : memref<64xf32>)
 // MEM: arith.negf
 // MEM: %[[HVIEW:.*]] = memref.view %[[PINNED]]
 // MEM: gpu.memcpy %[[HVIEW]], %[[A]] : memref<64xf32>, memref<64xf32>
+// MEM: %[[B:.*]] = memref.view %[[DEVARENA]][%c256{{.*}}] : memref<512xi8> to memref<64xf32>
 // MEM: arith.maximumf
-// MEM: outs(%[[A]] : memref<64xf32>)
-// MEM: %[[BACK:.*]] = memref.view %[[DEVARENA]]
+// MEM: %[[C:.*]] = memref.view %[[DEVARENA]][%c0{{.*}}] : memref<512xi8> to memref<64xf32>
+// MEM: ins(%[[B]], %[[B]] : memref<64xf32>, memref<64xf32>) outs(%[[C]] : memref<64xf32>)
+// MEM: %[[BACK:.*]] = memref.view %[[DEVARENA]][%c256{{.*}}] : memref<512xi8> to memref<64xf32>
 // MEM: gpu.memcpy %[[BACK]], %[[HVIEW]] : memref<64xf32>, memref<64xf32>
-// MEM: ins(%[[BACK]], %[[A]] :
+// MEM: ins(%[[BACK]], %[[C]] :
+// MEM: gpu.dealloc %[[DEVARENA]] : memref<512xi8>
 // MEM: %[[CAST2:.*]] = memref.cast %[[PINNED]]
 // MEM: gpu.host_unregister %[[CAST2]]
 // MEM: memref.dealloc %[[PINNED]] : memref<256xi8>
