@@ -179,6 +179,80 @@ static uint64_t im2colWorkspace(ArrayRef<int64_t> kernel,
   return bufferBytes(rows * cols, elementType);
 }
 
+/// The window geometry of a Conv or ConvTranspose along axis `i`, defaults
+/// filled in.
+struct AxisWindow {
+  int64_t kernel, stride, dilation, padBegin, padEnd;
+};
+
+static AxisWindow getAxisWindow(Operation *op, ArrayRef<int64_t> kernel,
+                                size_t i) {
+  auto ints = [&](StringRef name, int64_t fill, size_t index) {
+    std::optional<SmallVector<int64_t>> values =
+        toInts(op->getAttrOfType<ArrayAttr>(name)
+                   ? std::optional<ArrayAttr>(op->getAttrOfType<ArrayAttr>(name))
+                   : std::nullopt);
+    return values && index < values->size() ? (*values)[index] : fill;
+  };
+  size_t rank = kernel.size();
+  return {kernel[i], ints("strides", 1, i), ints("dilations", 1, i),
+          ints("pads", 0, i), ints("pads", 0, rank + i)};
+}
+
+/// Bytes of the temporaries the linalg lowering allocates for a convolution
+/// (lib/Conversion/ONNXToLinalg/ConvPool.cpp), which live while it runs:
+/// Conv convolves a zero-padded copy of X (none without padding);
+/// ConvTranspose a zero-spread, padded copy of X with a flipped copy of W.
+/// For a weight gradient (X^T with the batch as channels, dY as kernel) the
+/// padded copy is several times one image's column matrix.
+static uint64_t loweringTemporaryBytes(Operation *op, Value x, Value w,
+                                       Value y, bool transposed) {
+  ArrayRef<int64_t> xShape = shapeOf(x), wShape = shapeOf(w),
+                    yShape = shapeOf(y);
+  auto isStatic = [](ArrayRef<int64_t> shape) {
+    return llvm::all_of(shape, [](int64_t dim) { return dim >= 0; });
+  };
+  if (xShape.size() < 3 || wShape.size() != xShape.size() ||
+      yShape.size() != xShape.size() || !isStatic(xShape) ||
+      !isStatic(wShape) || !isStatic(yShape))
+    return 0;
+  ArrayRef<int64_t> kernel = wShape.drop_front(2);
+  auto autoPad = op->getAttrOfType<StringAttr>("auto_pad");
+  bool explicitPads = !autoPad || autoPad.getValue() == "NOTSET";
+  double elements = double(xShape[0]) * double(xShape[1]);
+  bool copies = transposed;
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    AxisWindow window = getAxisWindow(op, kernel, i);
+    int64_t in = xShape[2 + i], out = yShape[2 + i];
+    int64_t halo = window.dilation * (window.kernel - 1);
+    int64_t size;
+    if (!transposed) {
+      // The last window must fit: SAME pads, or what explicit ones miss.
+      int64_t needed = (out - 1) * window.stride + halo + 1;
+      size = std::max(explicitPads
+                          ? in + window.padBegin + window.padEnd
+                          : in,
+                      needed);
+    } else {
+      // X at stride s, padded by d(K-1) - pads (only where positive).
+      int64_t full = window.stride * (in - 1) + halo + 1;
+      int64_t begin = explicitPads ? window.padBegin : (full - out) / 2;
+      int64_t end = full - out - begin;
+      size = window.stride * (in - 1) + 1 + std::max<int64_t>(halo - begin, 0) +
+             std::max<int64_t>(halo - end, 0);
+    }
+    copies |= size != in;
+    elements *= double(size);
+  }
+  if (!copies)
+    return 0;
+  Type elementType = elementTypeOf(x);
+  uint64_t bytes = bufferBytes(elements, elementType);
+  if (transposed)
+    bytes += bufferBytes(numElements(w), elementType);
+  return bytes;
+}
+
 static OpCost convCost(ONNXConvOp conv) {
   // X: [N, C, D1..Dn], W: [M, C/group, k1..kn], Y: [N, M, O1..On].
   // Every output element is a dot product of length C/group * k1*..*kn.
@@ -197,9 +271,12 @@ static OpCost convCost(ONNXConvOp conv) {
     ArrayRef<int64_t> kernel = wShape.drop_front(2);
     double rows = dimOrOne(xShape[1]) * product(kernel);
     double cols = product(yShape.drop_front(2));
-    cost.workspaceBytes = im2colWorkspace(kernel, toInts(conv.getStrides()),
-                                          toInts(conv.getPads()), rows, cols,
-                                          elementTypeOf(conv.getX()));
+    cost.workspaceBytes = std::max(
+        im2colWorkspace(kernel, toInts(conv.getStrides()),
+                        toInts(conv.getPads()), rows, cols,
+                        elementTypeOf(conv.getX())),
+        loweringTemporaryBytes(conv, conv.getX(), conv.getW(), conv.getY(),
+                               /*transposed=*/false));
   }
   return cost;
 }
@@ -223,9 +300,12 @@ static OpCost convTransposeCost(ONNXConvTransposeOp conv) {
     double rows =
         dimOrOne(wShape[1]) * double(conv.getGroup()) * product(kernel);
     double cols = product(xShape.drop_front(2));
-    cost.workspaceBytes = im2colWorkspace(kernel, toInts(conv.getStrides()),
-                                          toInts(conv.getPads()), rows, cols,
-                                          elementTypeOf(conv.getX()));
+    cost.workspaceBytes = std::max(
+        im2colWorkspace(kernel, toInts(conv.getStrides()),
+                        toInts(conv.getPads()), rows, cols,
+                        elementTypeOf(conv.getX())),
+        loweringTemporaryBytes(conv, conv.getX(), conv.getW(), conv.getY(),
+                               /*transposed=*/true));
   }
   return cost;
 }

@@ -116,6 +116,49 @@ TEST_F(CostModelTest, PointwiseConvNeedsNoWorkspace) {
   EXPECT_EQ(cost.workspaceBytes, 0u);
 }
 
+// A weight gradient's Conv: X^T (the batch as channels) convolved with dY
+// as the kernel. The linalg lowering pads a copy of all of X, more than
+// one image's column matrix: the workspace is what the code allocates.
+TEST_F(CostModelTest, PaddedCopyOutgrowsTheColumnMatrix) {
+  Operation *op = parseAndFind(R"mlir(
+    func.func @f(%x: tensor<64x8x56x56xf32>, %w: tensor<64x8x56x56xf32>)
+        -> tensor<64x64x3x3xf32> {
+      %none = onnx.NoValue
+      %y = onnx.Conv(%x, %w, %none) {kernel_shape = [56, 56],
+                                     pads = [1, 1, 1, 1]}
+          : (tensor<64x8x56x56xf32>, tensor<64x8x56x56xf32>, none)
+          -> tensor<64x64x3x3xf32>
+      return %y : tensor<64x64x3x3xf32>
+    })mlir",
+                               "onnx.Conv");
+  ASSERT_TRUE(op);
+  // Column matrix of one image: (8*56*56 = 25,088) rows x 9 cols * 4 =
+  // 903,168 bytes; the padded copy: 64*8*58*58 * 4 = 6,889,472.
+  EXPECT_EQ(estimateOpCost(op).workspaceBytes, 6889472u);
+}
+
+// A data gradient's ConvTranspose (stride 2, pads 1, output_padding 1): the
+// lowering spreads X with a zero between elements, pads it by
+// d(K-1) - pad = 2 - 1 = 1 before and 2 - 1 + output_padding 1 = 2 after:
+// (16 - 1)*2 + 1 + 1 + 2 = 34 per axis, and flips W: (2*8*34*34 = 18,496)
+// + (8*4*3*3 = 288) elements * 4 bytes = 75,136, over the col2im matrix
+// (4*9 = 36 rows x 16*16 cols * 4 = 36,864).
+TEST_F(CostModelTest, ConvTransposeSpreadsItsInput) {
+  Operation *op = parseAndFind(R"mlir(
+    func.func @f(%x: tensor<2x8x16x16xf32>, %w: tensor<8x4x3x3xf32>)
+        -> tensor<2x4x32x32xf32> {
+      %none = onnx.NoValue
+      %y = onnx.ConvTranspose(%x, %w, %none) {kernel_shape = [3, 3],
+          strides = [2, 2], pads = [1, 1, 1, 1], output_padding = [1, 1]}
+          : (tensor<2x8x16x16xf32>, tensor<8x4x3x3xf32>, none)
+          -> tensor<2x4x32x32xf32>
+      return %y : tensor<2x4x32x32xf32>
+    })mlir",
+                               "onnx.ConvTranspose");
+  ASSERT_TRUE(op);
+  EXPECT_EQ(estimateOpCost(op).workspaceBytes, 75136u);
+}
+
 TEST_F(CostModelTest, BatchedMatMulBroadcastsBatchDims) {
   Operation *op = parseAndFind(R"mlir(
     func.func @f(%a: tensor<2x3x4x5xf32>, %b: tensor<5x6xf32>)
