@@ -649,6 +649,8 @@ struct FastAttempt {
   std::vector<PlanStep> steps;
   std::vector<std::optional<EvictionCost>> evictionCosts;
   uint64_t peak = 0;
+  /// The simulated extra time, as a fraction of the unplanned step's.
+  double overhead = 0;
 };
 } // namespace
 
@@ -678,6 +680,7 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
     return attempt;
   }
   attempt.peak = simulation->peakBytes;
+  attempt.overhead = simulation->overhead();
   return attempt;
 }
 
@@ -848,6 +851,18 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
     return llvm::make_error<BudgetTooSmallError>(
         budget, memoryFloor(graph, device.canOffload()),
         attempt ? attempt->peak : allTensorBytes(graph));
+  // Greedy eviction aimed at the budget can pay more than a plan aimed
+  // lower, which fits too (a tighter target sends other tensors to the host
+  // or evicts earlier, where copies hide better): the cheapest of a few
+  // targets between the budget and the lower bound, so that a larger budget
+  // does not cost more than a smaller one the planner also tried.
+  constexpr unsigned kTargets = 8;
+  uint64_t low = memoryLowerBound(graph, device.canOffload());
+  for (unsigned i = 1; budget > low && i < kTargets; ++i)
+    if (std::optional<FastAttempt> lower = attemptFast(
+            graph, budget - (budget - low) / kTargets * i, device);
+        lower && lower->peak <= budget && lower->overhead < attempt->overhead)
+      attempt = std::move(lower);
   // A program the simulator rejects is a planner bug, reported as is.
   llvm::Expected<Plan> plan = buildFastPlan(graph, std::move(*attempt), device);
   if (!plan || !device.canOffload())
