@@ -859,8 +859,8 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
   constexpr unsigned kTargets = 8;
   uint64_t low = memoryLowerBound(graph, device.canOffload());
   for (unsigned i = 1; budget > low && i < kTargets; ++i)
-    if (std::optional<FastAttempt> lower = attemptFast(
-            graph, budget - (budget - low) / kTargets * i, device);
+    if (std::optional<FastAttempt> lower =
+            attemptFast(graph, budget - (budget - low) / kTargets * i, device);
         lower && lower->peak <= budget && lower->overhead < attempt->overhead)
       attempt = std::move(lower);
   // A program the simulator rejects is a planner bug, reported as is.
