@@ -770,7 +770,7 @@ Gradients gradientOf(ONNXConvOp op, IRBuilding &ir, ValueRange, ValueRange dY,
 /// read again by backward (constants live throughout: no second copy).
 class WindowOffsets {
 public:
-  WindowOffsets(ONNXMaxPoolOp op) : op(op) {
+  WindowOffsets(ONNXMaxPoolOp op) {
     xShape = shapeOf(op.getX());
     yShape = shapeOf(op.getY());
     size_t spatial = xShape.size() - 2;
@@ -842,7 +842,6 @@ private:
     return total;
   }
 
-  ONNXMaxPoolOp op;
   SmallVector<int64_t> xShape, yShape;
   Window window;
   bool applies = false;

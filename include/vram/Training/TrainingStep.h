@@ -1,5 +1,4 @@
-//===- TrainingStep.h - builds a training step from a forward pass -*- C++
-//-*-===//
+//===- TrainingStep.h - builds a training step from a forward pass -*- C++ -*-===//
 
 #ifndef VRAM_TRAINING_TRAININGSTEP_H
 #define VRAM_TRAINING_TRAININGSTEP_H

@@ -108,8 +108,10 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
     the last init is the accumulated gradient `a`, and `step` counts
     micro-batches (already counted): a += g; on every N-th micro-batch the
     rule runs with the mean a / N (and Adam's t = step / N) and a is
-    cleared; on the others the parameter and its state keep their values. Half-precision tensors are computed in f32 and rounded once
-    (PyTorch's fused optimizers do the same).
+    cleared; on the others the parameter and its state keep their values.
+
+    Half-precision tensors are computed in f32 and rounded once (PyTorch's
+    fused optimizers do the same).
 
     ```mlir
     %p1, %m1, %v1 = vram.update adam %g step %t into %p, %m, %v
