@@ -179,24 +179,15 @@ static uint64_t im2colWorkspace(ArrayRef<int64_t> kernel,
   return bufferBytes(rows * cols, elementType);
 }
 
-/// The window geometry of a Conv or ConvTranspose along axis `i`, defaults
-/// filled in.
-struct AxisWindow {
-  int64_t kernel, stride, dilation, padBegin, padEnd;
-};
-
-static AxisWindow getAxisWindow(Operation *op, ArrayRef<int64_t> kernel,
-                                size_t i) {
-  auto ints = [&](StringRef name, int64_t fill, size_t index) {
-    std::optional<SmallVector<int64_t>> values =
-        toInts(op->getAttrOfType<ArrayAttr>(name)
-                   ? std::optional<ArrayAttr>(op->getAttrOfType<ArrayAttr>(name))
-                   : std::nullopt);
-    return values && index < values->size() ? (*values)[index] : fill;
-  };
-  size_t rank = kernel.size();
-  return {kernel[i], ints("strides", 1, i), ints("dilations", 1, i),
-          ints("pads", 0, i), ints("pads", 0, rank + i)};
+/// Element `index` of the integer-array attribute `name` of `op`, or `fill`
+/// when the attribute or the element is absent.
+static int64_t intAttrAt(Operation *op, StringRef name, size_t index,
+                         int64_t fill) {
+  auto values = op->getAttrOfType<ArrayAttr>(name);
+  if (!values || index >= values.size())
+    return fill;
+  auto value = dyn_cast<IntegerAttr>(values[index]);
+  return value ? value.getInt() : fill;
 }
 
 /// Bytes of the temporaries the linalg lowering allocates for a convolution
@@ -204,7 +195,8 @@ static AxisWindow getAxisWindow(Operation *op, ArrayRef<int64_t> kernel,
 /// Conv convolves a zero-padded copy of X (none without padding);
 /// ConvTranspose a zero-spread, padded copy of X with a flipped copy of W.
 /// For a weight gradient (X^T with the batch as channels, dY as kernel) the
-/// padded copy is several times one image's column matrix.
+/// padded copy is several times one image's column matrix. Pads are
+/// resolved as the lowering resolves them.
 static uint64_t loweringTemporaryBytes(Operation *op, Value x, Value w,
                                        Value y, bool transposed) {
   ArrayRef<int64_t> xShape = shapeOf(x), wShape = shapeOf(w),
@@ -216,30 +208,39 @@ static uint64_t loweringTemporaryBytes(Operation *op, Value x, Value w,
       yShape.size() != xShape.size() || !isStatic(xShape) ||
       !isStatic(wShape) || !isStatic(yShape))
     return 0;
-  ArrayRef<int64_t> kernel = wShape.drop_front(2);
-  auto autoPad = op->getAttrOfType<StringAttr>("auto_pad");
-  bool explicitPads = !autoPad || autoPad.getValue() == "NOTSET";
+  size_t rank = xShape.size() - 2;
+  auto autoPadAttr = op->getAttrOfType<StringAttr>("auto_pad");
+  StringRef autoPad = autoPadAttr ? autoPadAttr.getValue() : "NOTSET";
   double elements = double(xShape[0]) * double(xShape[1]);
   bool copies = transposed;
-  for (size_t i = 0; i < kernel.size(); ++i) {
-    AxisWindow window = getAxisWindow(op, kernel, i);
+  for (size_t i = 0; i < rank; ++i) {
     int64_t in = xShape[2 + i], out = yShape[2 + i];
-    int64_t halo = window.dilation * (window.kernel - 1);
+    int64_t stride = intAttrAt(op, "strides", i, 1);
+    int64_t halo = intAttrAt(op, "dilations", i, 1) * (wShape[2 + i] - 1);
+    int64_t padBegin = intAttrAt(op, "pads", i, 0);
+    int64_t padEnd = intAttrAt(op, "pads", rank + i, 0);
     int64_t size;
     if (!transposed) {
-      // The last window must fit: SAME pads, or what explicit ones miss.
-      int64_t needed = (out - 1) * window.stride + halo + 1;
-      size = std::max(explicitPads
-                          ? in + window.padBegin + window.padEnd
-                          : in,
+      // Explicit pads, then what the last window still needs (all of the
+      // padding under SAME and VALID).
+      int64_t needed = (out - 1) * stride + halo + 1;
+      size = std::max(autoPad == "NOTSET" ? in + padBegin + padEnd : in,
                       needed);
     } else {
-      // X at stride s, padded by d(K-1) - pads (only where positive).
-      int64_t full = window.stride * (in - 1) + halo + 1;
-      int64_t begin = explicitPads ? window.padBegin : (full - out) / 2;
-      int64_t end = full - out - begin;
-      size = window.stride * (in - 1) + 1 + std::max<int64_t>(halo - begin, 0) +
-             std::max<int64_t>(halo - end, 0);
+      // X at the stride, with d(K-1) - pad zeros before and
+      // d(K-1) - pad + output_padding after, where positive; pads follow
+      // from the output shape under SAME or an output_shape attribute.
+      int64_t outputPadding = intAttrAt(op, "output_padding", i, 0);
+      int64_t total = stride * (in - 1) + outputPadding + halo + 1 - out;
+      if (op->hasAttr("output_shape") || autoPad.starts_with("SAME")) {
+        int64_t half = llvm::divideFloorSigned(total, 2);
+        padBegin = autoPad == "SAME_UPPER" ? half : total - half;
+      } else if (autoPad != "NOTSET") {
+        padBegin = 0;
+      }
+      padEnd = total - padBegin;
+      size = stride * (in - 1) + 1 + std::max<int64_t>(halo - padBegin, 0) +
+             std::max<int64_t>(halo - padEnd + outputPadding, 0);
     }
     copies |= size != in;
     elements *= double(size);
