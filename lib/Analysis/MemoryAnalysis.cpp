@@ -103,7 +103,8 @@ void emitAnalysisErrors(const MemoryAnalysis &analysis, Operation *func) {
     emitError(value.value.getLoc())
         << "cannot size '" << getValueName(value.value) << "' of type "
         << value.value.getType() << ": " << value.reason
-        << " (bind dynamic dimensions with --dim or --batch)";
+        << " (bind dynamic dimensions with --dim or --batch, and the inputs "
+           "that decide shapes with --input-value)";
   if (analysis.getUnsizedValues().size() > kMaxReported)
     func->emitError() << analysis.getUnsizedValues().size() - kMaxReported
                       << " more values cannot be sized";

@@ -16,6 +16,7 @@
 #include "OperatorVersions.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/ONNX/Patterns.h"
+#include "vram/Support/PackedElements.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -37,6 +38,7 @@
 #include "onnx/shape_inference/implementation.h"
 
 #include <exception>
+#include <limits>
 #include <mutex>
 
 using namespace mlir;
@@ -266,6 +268,70 @@ bool isInlineConstant(const onnx::TensorProto &tensor,
   return elements <= options.maxConstantElements;
 }
 
+/// The values some node reads at an operand that is not a shape operand.
+llvm::StringSet<> getValuesReadAsData(const onnx::GraphProto &graph) {
+  llvm::StringSet<> readAsData;
+  for (const auto &node : graph.node())
+    for (auto [index, input] : llvm::enumerate(node.input()))
+      if (!isShapeOperand(node, index))
+        readAsData.insert(input);
+  return readAsData;
+}
+
+/// Gives the graph inputs that have values in `options` an initializer of
+/// that value, when every node reads them where it needs a value to know
+/// its result's shape (isShapeOperand): Resize's scales, ReduceSum's axes.
+/// detachParameters then imports them as constants. They stay listed as
+/// inputs, as initializers may be (IR < 4 requires it). Values for inputs
+/// read as data are left alone: those stay arguments.
+void bindInputValues(onnx::ModelProto &model,
+                     const ONNXImportOptions &options) {
+  if (options.inputValues.empty() && options.inputValuesDirectory.empty())
+    return;
+  onnx::GraphProto *graph = model.mutable_graph();
+  llvm::StringSet<> readAsData = getValuesReadAsData(*graph);
+  for (const auto &output : graph->output())
+    readAsData.insert(output.name());
+  llvm::StringSet<> initializers;
+  for (const auto &init : graph->initializer())
+    initializers.insert(init.name());
+  unsigned dataInputIndex = 0;
+  for (const auto &input : graph->input()) {
+    if (initializers.contains(input.name()))
+      continue;
+    unsigned position = dataInputIndex++;
+    std::string bytes;
+    auto given = options.inputValues.find(input.name());
+    if (given != options.inputValues.end()) {
+      bytes = given->second;
+    } else if (!options.inputValuesDirectory.empty()) {
+      llvm::SmallString<256> path(options.inputValuesDirectory);
+      llvm::sys::path::append(path, "input_" + llvm::Twine(position) + ".pb");
+      if (auto buffer = llvm::MemoryBuffer::getFile(path))
+        bytes = (*buffer)->getBuffer().str();
+    }
+    if (bytes.empty() || readAsData.contains(input.name()))
+      continue;
+    onnx::TensorProto tensor;
+    if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) ||
+        !tensor.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      fail("the value given for input '" + input.name() +
+           "' is not a valid TensorProto");
+    const auto &declared = input.type().tensor_type();
+    bool sameShape = !declared.has_shape() ||
+                     declared.shape().dim_size() == tensor.dims_size();
+    for (int i = 0; sameShape && declared.has_shape() && i < tensor.dims_size();
+         ++i)
+      sameShape = !declared.shape().dim(i).has_dim_value() ||
+                  declared.shape().dim(i).dim_value() == tensor.dims(i);
+    if (tensor.data_type() != declared.elem_type() || !sameShape)
+      fail("the value given for input '" + input.name() +
+           "' does not have the input's type");
+    tensor.set_name(input.name());
+    *graph->add_initializer() = std::move(tensor);
+  }
+}
+
 /// Turns every parameter initializer into a typed graph input, so neither
 /// the checker nor shape inference looks at its data, which may live in an
 /// external file that is absent. Returns what kind of parameter each is.
@@ -284,11 +350,7 @@ llvm::StringMap<std::string> detachParameters(onnx::ModelProto &model,
   for (const auto &input : graph->input())
     graphInputs.insert(input.name());
   // Initializers read by some operand that is not a shape operand.
-  llvm::StringSet<> readAsData;
-  for (const auto &node : graph->node())
-    for (auto [index, input] : llvm::enumerate(node.input()))
-      if (!isShapeOperand(node, index))
-        readAsData.insert(input);
+  llvm::StringSet<> readAsData = getValuesReadAsData(*graph);
 
   llvm::StringMap<std::string> parameters;
   google::protobuf::RepeatedPtrField<onnx::TensorProto> constants;
@@ -630,6 +692,18 @@ DenseElementsAttr GraphImporter::readTensorData(const onnx::TensorProto &tensor,
   };
 
   std::vector<char> raw;
+  unsigned bits = elementType.getIntOrFloatBitWidth();
+  if (bits < 8 && !elementType.isInteger(1)) {
+    // 4- and 2-bit elements are packed; MLIR keeps one per byte.
+    std::string packed = getPackedBytes(tensor);
+    uint64_t needed = getPackedByteCount(elements, bits);
+    if (packed.size() != needed)
+      fail("tensor '" + name + "' has " + llvm::Twine(packed.size()) +
+           " bytes of packed data, its shape needs " + llvm::Twine(needed));
+    raw.resize(elements);
+    unpackElements(packed, bits, elements, raw.data());
+    return DenseElementsAttr::getFromRawBuffer(type, raw);
+  }
   if (tensor.has_raw_data()) {
     const std::string &data = tensor.raw_data();
     if (static_cast<int64_t>(data.size()) != elements * int64_t(width))
@@ -953,10 +1027,6 @@ void GraphImporter::normalizeToCanonical(NodeContext &node) {
           builder.getF32Type(), cast<FloatAttr>(*ratio).getValueAsDouble(),
           node.loc);
   }
-  if (op == "Cast" && version >= 19) {
-    // `saturate` only concerns float8 targets, which the dialect lacks.
-    takeAttribute(node.attributes, "saturate");
-  }
   if ((op == "Squeeze" || op == "Unsqueeze" || op == "Split" ||
        op == "ReduceSum") &&
       version < 13)
@@ -1056,12 +1126,6 @@ void GraphImporter::normalizeToCanonical(NodeContext &node) {
     normalizeResize(node);
   if (op == "Reshape" && rebinding)
     rebindReshapeBatch(node);
-  if (op == "AveragePool" && version >= 19) {
-    if (std::optional<Attribute> dilations =
-            takeAttribute(node.attributes, "dilations"))
-      if (llvm::any_of(intsOf(*dilations), [](int64_t d) { return d != 1; }))
-        failUnmodelled(node, "dilations other than 1");
-  }
 }
 
 /// A Reshape target that names the exported batch as its leading size, on
@@ -1084,22 +1148,33 @@ void GraphImporter::rebindReshapeBatch(NodeContext &node) {
 /// scales/sizes here.
 void GraphImporter::normalizeResize(NodeContext &node) {
   if (node.version < 11) {
-    // Resize-10 is Resize-11 with roi absent, asymmetric coordinates and
-    // floor rounding for nearest.
+    // Resize-10 is Resize-11 with roi absent and asymmetric coordinates.
+    // Nearest rounds down when upsampling and up when downsampling (ONNX's
+    // Resize-10 test data, as onnxruntime's "simple" mode): one mode for
+    // every axis, so scales on both sides of 1 are not modelled.
     Value scales = node.operands.size() > 1 ? node.operands[1] : noValue();
     node.operands = {node.operands[0], noValue(), scales, noValue()};
     node.attributes.push_back(builder.getNamedAttr(
         "coordinate_transformation_mode", builder.getStringAttr("asymmetric")));
-    node.attributes.push_back(
-        builder.getNamedAttr("nearest_mode", builder.getStringAttr("floor")));
+    DenseFPElementsAttr scalesAttr;
+    bool down = false, up = false;
+    if (matchPattern(scales, m_Constant(&scalesAttr)))
+      for (const APFloat &scale : scalesAttr.getValues<APFloat>()) {
+        down |= scale.convertToDouble() < 1;
+        up |= scale.convertToDouble() > 1;
+      }
+    bool nearest = llvm::none_of(node.attributes, [](NamedAttribute attr) {
+      return attr.getName() == "mode" &&
+             cast<StringAttr>(attr.getValue()).getValue() != "nearest";
+    });
+    if (nearest && down && up)
+      failUnmodelled(node, "nearest with scales both below and above 1");
+    node.attributes.push_back(builder.getNamedAttr(
+        "nearest_mode", builder.getStringAttr(down ? "ceil" : "floor")));
     return;
   }
   if (node.version < 18)
     return;
-  if (std::optional<Attribute> antialias =
-          takeAttribute(node.attributes, "antialias"))
-    if (cast<IntegerAttr>(*antialias).getInt() != 0)
-      failUnmodelled(node, "antialias = 1");
   std::optional<Attribute> axesAttr = takeAttribute(node.attributes, "axes");
   std::optional<Attribute> policyAttr =
       takeAttribute(node.attributes, "keep_aspect_ratio_policy");
@@ -1120,6 +1195,27 @@ void GraphImporter::normalizeResize(NodeContext &node) {
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
   node.operands.resize(4, noValue());
+  // roi lists starts then ends of the listed axes; the others span [0, 1].
+  DenseFPElementsAttr roiAttr;
+  if (axesAttr && matchPattern(node.operands[1], m_Constant(&roiAttr)) &&
+      roiAttr.getNumElements() != 0) {
+    SmallVector<float> given;
+    for (const APFloat &value : roiAttr.getValues<APFloat>())
+      given.push_back(static_cast<float>(value.convertToDouble()));
+    if (given.size() != 2 * axes.size())
+      fail("node '" + node.name + "': Resize has " + llvm::Twine(given.size()) +
+           " roi values for " + llvm::Twine(axes.size()) + " axes");
+    SmallVector<float> full(rank, 0.0f);
+    full.append(rank, 1.0f);
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      full[axis] = given[i];
+      full[rank + axis] = given[axes.size() + i];
+    }
+    auto roiType = RankedTensorType::get({2 * rank}, builder.getF32Type());
+    node.operands[1] = ONNXConstantOp::create(
+        builder, node.loc, roiType,
+        DenseElementsAttr::get(roiType, llvm::ArrayRef<float>(full)));
+  }
   Value sizes = node.operands[3];
   if (!isa<NoneType>(sizes.getType())) {
     SmallVector<int64_t> given =
@@ -1247,6 +1343,23 @@ void GraphImporter::refineWithDeclaredType(Value result, llvm::StringRef name,
 void GraphImporter::inferTypes(Operation *op) {
   auto inference = cast<ONNXInferShapesOpInterface>(op);
   SmallVector<Type> types;
+  // Under --batch re-binding, a shape that does not work out is most likely
+  // one the exporter traced with the batch in it: say so with the error.
+  std::optional<ScopedDiagnosticHandler> hint;
+  if (rebinding)
+    hint.emplace(context, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error)
+        diag.attachNote()
+            << "--batch re-binds the exported batch " << rebinding->exported
+            << " to " << rebinding->requested
+            << "; a shape here (this node's, or a constant's it reads) "
+               "carries the exported batch where the importer does not "
+               "recognise it (it rewrites Reshape targets that lead with the "
+               "batch, and splat constants): export with a dynamic batch "
+               "(torch.onnx.export's dynamic_shapes or dynamic_axes) to use "
+               "--batch";
+      return failure();
+    });
   if (failed(inference.inferResultTypes(types)))
     throw ReportedError();
   for (auto [result, type] : llvm::zip(op->getResults(), types))
@@ -1380,18 +1493,29 @@ getExpectedAttributeType(const onnx::OpSchema *canonical,
       return it->second.type;
   }
   static const std::pair<llvm::StringRef, AP::AttributeType> otherVersions[] = {
-      {"broadcast", AP::INT},        {"is_test", AP::INT},
-      {"consumed_inputs", AP::INTS}, {"spatial", AP::INT},
-      {"min", AP::FLOAT},            {"max", AP::FLOAT},
-      {"ratio", AP::FLOAT},          {"saturate", AP::INT},
-      {"split", AP::INTS},           {"axes", AP::INTS},
-      {"num_outputs", AP::INT},      {"starts", AP::INTS},
-      {"ends", AP::INTS},            {"noop_with_empty_axes", AP::INT},
-      {"pads", AP::INTS},            {"value", AP::FLOAT},
-      {"mode", AP::STRING},          {"antialias", AP::INT},
+      {"broadcast", AP::INT},
+      {"is_test", AP::INT},
+      {"consumed_inputs", AP::INTS},
+      {"spatial", AP::INT},
+      {"min", AP::FLOAT},
+      {"max", AP::FLOAT},
+      {"ratio", AP::FLOAT},
+      {"saturate", AP::INT},
+      {"split", AP::INTS},
+      {"axes", AP::INTS},
+      {"num_outputs", AP::INT},
+      {"starts", AP::INTS},
+      {"ends", AP::INTS},
+      {"noop_with_empty_axes", AP::INT},
+      {"pads", AP::INTS},
+      {"value", AP::FLOAT},
+      {"mode", AP::STRING},
+      {"antialias", AP::INT},
       {"keep_aspect_ratio_policy", AP::STRING},
-      {"dilations", AP::INTS},       {"approximate", AP::STRING},
-      {"alpha", AP::FLOAT}};
+      {"dilations", AP::INTS},
+      {"approximate", AP::STRING},
+      {"alpha", AP::FLOAT},
+      {"round_mode", AP::STRING}};
   for (auto [attrName, type] : otherVersions)
     if (attrName == name)
       return type;
@@ -1581,16 +1705,24 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
     (*module)->setAttr(attr.getName(), attr.getValue());
 
   // Arguments: the graph inputs, with the parameters detachParameters
-  // appended after the model's own inputs.
+  // appended after the model's own inputs. The initializers left are
+  // constants; an input of the same name (IR < 4 lists every initializer
+  // as an input, and bound input values stay listed) is that constant.
   struct Argument {
     std::string name;
     Type type;
   };
+  llvm::StringSet<> constantNames;
+  for (const onnx::TensorProto &init : graph.initializer())
+    constantNames.insert(init.name());
   SmallVector<Argument> arguments;
   for (const auto &input : graph.input())
-    arguments.push_back(
-        {input.name(), convertTensorType(input.type(), input.name())});
+    if (!constantNames.contains(input.name()))
+      arguments.push_back(
+          {input.name(), convertTensorType(input.type(), input.name())});
   for (const auto &input : graph.input()) {
+    if (constantNames.contains(input.name()))
+      continue;
     const auto &tensorType = input.type().tensor_type();
     for (auto [i, dim] : llvm::enumerate(tensorType.shape().dim())) {
       if (dim.has_dim_value())
@@ -1660,6 +1792,7 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
     registerContribSchemas();
     onnx::ModelProto model = parseModel(bytes, isText);
     checkGraphOutputsDefined(model);
+    bindInputValues(model, options);
     llvm::StringSet<> initializerNames;
     for (const auto &init : model.graph().initializer())
       initializerNames.insert(init.name());

@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <cstring>
@@ -12,7 +13,39 @@
 using namespace mlir;
 using namespace vram;
 
+/// The semantics of the 8- and 4-bit float kinds, else null.
+static const llvm::fltSemantics *getNarrowFloatSemantics(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F8E4M3FN:
+    return &llvm::APFloat::Float8E4M3FN();
+  case ElementKind::F8E4M3FNUZ:
+    return &llvm::APFloat::Float8E4M3FNUZ();
+  case ElementKind::F8E5M2:
+    return &llvm::APFloat::Float8E5M2();
+  case ElementKind::F8E5M2FNUZ:
+    return &llvm::APFloat::Float8E5M2FNUZ();
+  case ElementKind::F8E8M0FNU:
+    return &llvm::APFloat::Float8E8M0FNU();
+  case ElementKind::F4E2M1FN:
+    return &llvm::APFloat::Float4E2M1FN();
+  default:
+    return nullptr;
+  }
+}
+
 std::optional<ElementKind> vram::getElementKind(Type type) {
+  if (isa<Float8E4M3FNType>(type))
+    return ElementKind::F8E4M3FN;
+  if (isa<Float8E4M3FNUZType>(type))
+    return ElementKind::F8E4M3FNUZ;
+  if (isa<Float8E5M2Type>(type))
+    return ElementKind::F8E5M2;
+  if (isa<Float8E5M2FNUZType>(type))
+    return ElementKind::F8E5M2FNUZ;
+  if (isa<Float8E8M0FNUType>(type))
+    return ElementKind::F8E8M0FNU;
+  if (isa<Float4E2M1FNType>(type))
+    return ElementKind::F4E2M1FN;
   if (type.isF16())
     return ElementKind::F16;
   if (type.isBF16())
@@ -28,6 +61,10 @@ std::optional<ElementKind> vram::getElementKind(Type type) {
   switch (integer.getWidth()) {
   case 1:
     return isUnsigned ? std::nullopt : std::optional(ElementKind::Bool);
+  case 2:
+    return isUnsigned ? ElementKind::U2 : ElementKind::I2;
+  case 4:
+    return isUnsigned ? ElementKind::U4 : ElementKind::I4;
   case 8:
     return isUnsigned ? ElementKind::U8 : ElementKind::I8;
   case 16:
@@ -46,6 +83,16 @@ unsigned vram::getElementByteSize(ElementKind kind) {
   case ElementKind::Bool:
   case ElementKind::I8:
   case ElementKind::U8:
+  case ElementKind::F8E4M3FN:
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F8E8M0FNU:
+  case ElementKind::F4E2M1FN:
+  case ElementKind::I4:
+  case ElementKind::U4:
+  case ElementKind::I2:
+  case ElementKind::U2:
     return 1;
   case ElementKind::I16:
   case ElementKind::U16:
@@ -62,6 +109,20 @@ unsigned vram::getElementByteSize(ElementKind kind) {
     return 8;
   }
   llvm_unreachable("unknown element kind");
+}
+
+unsigned vram::getPackedBitWidth(ElementKind kind) {
+  switch (kind) {
+  case ElementKind::F4E2M1FN:
+  case ElementKind::I4:
+  case ElementKind::U4:
+    return 4;
+  case ElementKind::I2:
+  case ElementKind::U2:
+    return 2;
+  default:
+    return 8 * getElementByteSize(kind);
+  }
 }
 
 llvm::StringRef vram::getElementKindName(ElementKind kind) {
@@ -92,13 +153,34 @@ llvm::StringRef vram::getElementKindName(ElementKind kind) {
     return "f32";
   case ElementKind::F64:
     return "f64";
+  case ElementKind::F8E4M3FN:
+    return "f8E4M3FN";
+  case ElementKind::F8E4M3FNUZ:
+    return "f8E4M3FNUZ";
+  case ElementKind::F8E5M2:
+    return "f8E5M2";
+  case ElementKind::F8E5M2FNUZ:
+    return "f8E5M2FNUZ";
+  case ElementKind::F8E8M0FNU:
+    return "f8E8M0FNU";
+  case ElementKind::F4E2M1FN:
+    return "f4E2M1FN";
+  case ElementKind::I4:
+    return "i4";
+  case ElementKind::U4:
+    return "ui4";
+  case ElementKind::I2:
+    return "i2";
+  case ElementKind::U2:
+    return "ui2";
   }
   llvm_unreachable("unknown element kind");
 }
 
 bool vram::isFloatingPoint(ElementKind kind) {
   return kind == ElementKind::F16 || kind == ElementKind::BF16 ||
-         kind == ElementKind::F32 || kind == ElementKind::F64;
+         kind == ElementKind::F32 || kind == ElementKind::F64 ||
+         getNarrowFloatSemantics(kind);
 }
 
 HostTensor::HostTensor(ElementKind kind, llvm::ArrayRef<int64_t> shape)
@@ -150,6 +232,16 @@ int64_t HostTensor::getAsInt(int64_t index) const {
     return load<uint32_t>(data, index);
   case ElementKind::U64:
     return static_cast<int64_t>(load<uint64_t>(data, index));
+  case ElementKind::I4:
+  case ElementKind::I2: {
+    // The low bits hold the value (the compiled code's stores leave the
+    // others unspecified): sign-extend them.
+    unsigned width = getPackedBitWidth(kind);
+    return llvm::SignExtend64(load<uint8_t>(data, index), width);
+  }
+  case ElementKind::U4:
+  case ElementKind::U2:
+    return load<uint8_t>(data, index) & ((1u << getPackedBitWidth(kind)) - 1);
   default:
     return static_cast<int64_t>(getAsDouble(index));
   }
@@ -180,6 +272,12 @@ double HostTensor::getAsDouble(int64_t index) const {
   case ElementKind::U64:
     return static_cast<double>(load<uint64_t>(data, index));
   default:
+    if (const llvm::fltSemantics *semantics = getNarrowFloatSemantics(kind)) {
+      unsigned width = getPackedBitWidth(kind);
+      uint64_t code = load<uint8_t>(data, index) & ((1u << width) - 1);
+      return llvm::APFloat(*semantics, llvm::APInt(width, code))
+          .convertToDouble();
+    }
     return static_cast<double>(getAsInt(index));
   }
 }
@@ -219,6 +317,25 @@ void HostTensor::setFromDouble(int64_t index, double value) {
     return store<uint32_t>(data, index, static_cast<uint32_t>(value));
   case ElementKind::U64:
     return store<uint64_t>(data, index, static_cast<uint64_t>(value));
+  case ElementKind::I4:
+  case ElementKind::U4:
+  case ElementKind::I2:
+  case ElementKind::U2:
+    return store<uint8_t>(data, index,
+                          static_cast<uint8_t>(static_cast<int64_t>(value)) &
+                              ((1u << getPackedBitWidth(kind)) - 1));
+  case ElementKind::F8E4M3FN:
+  case ElementKind::F8E4M3FNUZ:
+  case ElementKind::F8E5M2:
+  case ElementKind::F8E5M2FNUZ:
+  case ElementKind::F8E8M0FNU:
+  case ElementKind::F4E2M1FN: {
+    llvm::APFloat narrow(value);
+    bool losesInfo;
+    narrow.convert(*getNarrowFloatSemantics(kind),
+                   llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    return store<uint8_t>(data, index, narrow.bitcastToAPInt().getZExtValue());
+  }
   }
 }
 

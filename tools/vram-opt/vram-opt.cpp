@@ -53,6 +53,21 @@ llvm::cl::list<std::string>
                                "dim_param name (repeatable)"),
                 llvm::cl::cat(importCategory));
 
+llvm::cl::list<std::string> inputValueFiles(
+    "input-value", llvm::cl::value_desc("name=file.pb"),
+    llvm::cl::desc("The value of a graph input an op needs to know its "
+                   "result's shape (Resize's sizes, a Reduce's axes), as a "
+                   "TensorProto file: the input becomes that constant "
+                   "(repeatable)"),
+    llvm::cl::cat(importCategory));
+
+llvm::cl::opt<std::string> inputValuesDirectory(
+    "inputs", llvm::cl::value_desc("dir"),
+    llvm::cl::desc("Like --input-value for every input, from a directory in "
+                   "ONNX's backend-test layout (input_0.pb, ... for the "
+                   "model's inputs in order), as vram-run --inputs takes"),
+    llvm::cl::cat(importCategory));
+
 llvm::cl::opt<int64_t>
     batchSize("batch", llvm::cl::value_desc("N"),
               llvm::cl::desc("Bind the leading dimension of the first input"),
@@ -169,6 +184,22 @@ static FailureOr<vram::ONNXImportOptions> getImportOptions() {
       return failure();
     }
     options.dimBindings[name] = size;
+  }
+  options.inputValuesDirectory = inputValuesDirectory;
+  for (const std::string &binding : inputValueFiles) {
+    auto [name, path] = llvm::StringRef(binding).split('=');
+    if (name.empty() || path.empty()) {
+      llvm::errs() << "error: --input-value expects name=file.pb, got '"
+                   << binding << "'\n";
+      return failure();
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(path);
+    if (!buffer) {
+      llvm::errs() << "error: --input-value: cannot read '" << path
+                   << "': " << buffer.getError().message() << "\n";
+      return failure();
+    }
+    options.inputValues[name] = (*buffer)->getBuffer().str();
   }
   if (batchSize.getNumOccurrences()) {
     if (batchSize <= 0) {

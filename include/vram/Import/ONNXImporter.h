@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
 
 namespace vram {
 
@@ -28,6 +29,16 @@ struct ONNXImportOptions {
   /// Rebuilds Gelu and LayerNormalization from the elementwise chains older
   /// exporters write for them (populateDecomposedOpFusionPatterns).
   bool fuseDecomposedOps = true;
+  /// Values of graph inputs (serialized onnx.TensorProto), by name. An
+  /// input that nodes read only where they need its value to know their
+  /// results' shapes (Reshape's shape, Reduce axes, Resize scales and sizes,
+  /// Pad's pads, ...) is imported as that constant; other inputs stay
+  /// arguments.
+  llvm::StringMap<std::string> inputValues;
+  /// A directory in ONNX's backend-test layout whose `input_<i>.pb` is the
+  /// value of the model's i-th data input (graph inputs that are not
+  /// initializers), for the inputs `inputValues` does not name.
+  std::string inputValuesDirectory;
 };
 
 /// Imports the ONNX model in `path` (binary `.onnx` or text `.onnxtext`) into

@@ -38,13 +38,30 @@ enum class ElementKind {
   BF16,
   F32,
   F64,
+  // 8- and 4-bit floats and 4- and 2-bit integers: one element per byte in
+  // memory, as the compiled code stores them (ONNX files pack the 4- and
+  // 2-bit ones).
+  F8E4M3FN,
+  F8E4M3FNUZ,
+  F8E5M2,
+  F8E5M2FNUZ,
+  F8E8M0FNU,
+  F4E2M1FN,
+  I4,
+  U4,
+  I2,
+  U2,
 };
 
 /// The kind for an MLIR element type as the onnx dialect spells it (i1,
-/// signless iN, unsigned uiN, f16, bf16, f32, f64), or nullopt.
+/// signless iN, unsigned uiN, f16, bf16, f32, f64, f8E4M3FN, ...), or
+/// nullopt.
 std::optional<ElementKind> getElementKind(mlir::Type type);
 /// Bytes per element.
 unsigned getElementByteSize(ElementKind kind);
+/// Bits per element in ONNX's packed storage (4 and 2 for the sub-byte
+/// kinds, else 8 x bytes).
+unsigned getPackedBitWidth(ElementKind kind);
 /// MLIR spelling (`f32`, `ui8`, `i1`).
 llvm::StringRef getElementKindName(ElementKind kind);
 bool isFloatingPoint(ElementKind kind);

@@ -15,6 +15,9 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
+#include <string>
+#include <vector>
+
 namespace vram {
 
 /// Parses a serialized onnx.TensorProto file. Unsupported element types
@@ -33,6 +36,11 @@ struct ModelInitializers {
 /// Reads every initializer of the model in `path` (`.onnx` or `.onnxtext`).
 /// External data is read relative to the model's directory.
 llvm::Expected<ModelInitializers> readModelInitializers(llvm::StringRef path);
+
+/// The names of the model's data inputs (graph inputs that are not
+/// initializers), in the order backend test data numbers them (input_N.pb).
+llvm::Expected<std::vector<std::string>>
+readModelInputNames(llvm::StringRef path);
 
 } // namespace vram
 

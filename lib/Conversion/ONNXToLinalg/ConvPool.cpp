@@ -539,8 +539,11 @@ static FailureOr<Value> createAveragePool(Operation *op, OpBuilder &b,
     int64_t firstCount = 0;
     for (int64_t o = 0; o < outputShape[i]; ++o) {
       int64_t start = o * window.strides[i] - window.padBegin[i];
-      int64_t count = std::min(start + window.kernel[i], high) -
-                      std::max(start, low);
+      int64_t count = 0;
+      for (int64_t k = 0; k < window.kernel[i]; ++k) {
+        int64_t position = start + k * window.dilations[i];
+        count += position >= low && position < high;
+      }
       if (count <= 0)
         return emitLoweringError(op) << "window " << o << " of spatial dimension "
                                  << i << " covers no input element";
@@ -758,7 +761,8 @@ struct AveragePoolLowering : ONNXToLinalgPattern<ONNXAveragePoolOp> {
         ConversionPatternRewriter &rewriter) const override {
     RankedTensorType resultType = convertTensorType(op.getY().getType());
     auto xType = cast<RankedTensorType>(adaptor.getX().getType());
-    FailureOr<Window> window = poolWindow(op, xType, resultType, ArrayAttr());
+    FailureOr<Window> window =
+        poolWindow(op, xType, resultType, op.getDilationsAttr());
     if (failed(window))
       return failure();
     FailureOr<Value> result =

@@ -4,8 +4,8 @@
 // tensor.collapse_shape / expand_shape, which bufferize to views, matching
 // the ViewLikeOpInterface the onnx ops declare. Slicing ops become
 // tensor.extract_slice / concat / pad, permutations linalg.transpose, and
-// index-computing ops (Gather, Pad reflect/edge, Resize, Slice and Pad with
-// operands computed at run time) a linalg.generic that reads its source
+// index-computing ops (Gather, Pad reflect/edge/wrap, Resize, Slice and Pad
+// with operands computed at run time) a linalg.generic that reads its source
 // with tensor.extract. Shapes are static, so Resize's per-dimension source
 // indices and weights, which depend on one output coordinate only, are
 // computed here, in double precision as the ONNX reference does, and passed
@@ -328,12 +328,23 @@ protected:
         op, static_cast<int64_t>(op.getAxis()), resultType.getRank());
     if (failed(axis))
       return failure();
-    if (adaptor.getInputs().size() == 1) {
-      rewriter.replaceOp(op, adaptor.getInputs().front());
+    // Empty inputs add nothing; tensor.concat's insert_slice would reject
+    // the offset of one at the end of the dimension.
+    SmallVector<Value> inputs;
+    for (Value input : adaptor.getInputs())
+      if (cast<RankedTensorType>(input.getType()).getNumElements() != 0)
+        inputs.push_back(input);
+    if (inputs.empty()) {
+      rewriter.replaceOp(op,
+                         createEmptyTensor(rewriter, op.getLoc(), resultType));
+      return success();
+    }
+    if (inputs.size() == 1) {
+      rewriter.replaceOp(op, inputs.front());
       return success();
     }
     rewriter.replaceOpWithNewOp<tensor::ConcatOp>(op, resultType, *axis,
-                                                  adaptor.getInputs());
+                                                  inputs);
     return success();
   }
 };
@@ -720,7 +731,8 @@ protected:
     auto resultType = convertTensorType(op.getOutput().getType());
     int64_t rank = dataType.getRank();
     StringRef mode = op.getMode();
-    if (mode != "constant" && mode != "reflect" && mode != "edge")
+    if (mode != "constant" && mode != "reflect" && mode != "edge" &&
+        mode != "wrap")
       return emitLoweringError(op) << "unknown mode '" << mode << "'";
     FailureOr<Value> padValue = getPadValue(op, adaptor, rewriter);
     if (failed(padValue))
@@ -797,9 +809,9 @@ private:
 
   /// Every output element reads data at (i_d - low_d) per dimension, mapped
   /// into the input by the mode: edge clamps, reflect mirrors without
-  /// repeating the edge (as often as needed), constant reads `padValue`
-  /// outside. Negative pads crop. `lowPads` are i64 values, constant or
-  /// computed.
+  /// repeating the edge (as often as needed), wrap repeats the data
+  /// periodically, constant reads `padValue` outside. Negative pads crop.
+  /// `lowPads` are i64 values, constant or computed.
   static Value buildPadGather(OpBuilder &builder, Location loc, Value data,
                               RankedTensorType resultType, StringRef mode,
                               ArrayRef<Value> lowPads, Value padValue) {
@@ -846,8 +858,18 @@ private:
                   arith::CmpIOp::create(b, nestedLoc, Predicate::sgt, folded,
                                         last),
                   mirrored, folded);
+            } else if (mode == "wrap") {
+              // Into [0, size): a remainder with the divisor's sign.
+              Value period = constant(size);
+              source = arith::RemSIOp::create(
+                  b, nestedLoc,
+                  arith::AddIOp::create(
+                      b, nestedLoc,
+                      arith::RemSIOp::create(b, nestedLoc, source, period),
+                      period),
+                  period);
             }
-            // Edge mode, and in-bounds reads for the other two.
+            // Edge mode, and in-bounds reads for the others.
             source = arith::MaxSIOp::create(
                 b, nestedLoc, zero,
                 arith::MinSIOp::create(b, nestedLoc, source, last));
@@ -933,42 +955,62 @@ std::optional<double> sourceCoordinate(StringRef mode, double x, int64_t inSize,
 }
 
 /// The input indices (edge-clamped into [0, inSize)) and weights one output
-/// value of one dimension mixes, for linear (2 taps) or cubic (4 taps)
-/// interpolation at source coordinate `x`.
+/// value of one dimension mixes at source coordinate `x`: linear (2 taps)
+/// or cubic (4 taps) interpolation, more with antialiasing.
 struct InterpolationTaps {
   SmallVector<int64_t, 4> indices;
   SmallVector<double, 4> weights;
 };
 
+/// The taps per output of one dimension: with `antialias` and a downscaling
+/// `scale`, the kernel is stretched by 1 / scale, so it spans
+/// 2 (1 - floor(-r / scale) - 1) taps for a kernel of radius r (1 linear,
+/// 2 cubic); otherwise 2 r.
+int64_t interpolationTapCount(bool cubic, bool antialias, double scale) {
+  double radius = cubic ? 2 : 1;
+  if (!antialias || scale >= 1)
+    return 2 * radius;
+  return 2 - 2 * (static_cast<int64_t>(std::floor(-radius / scale)) + 1);
+}
+
 /// As the ONNX reference interpolates: the taps are the n indices nearest
 /// to x (ties to the lower one) within the input edge-padded by n/2 on each
-/// side, so an integral x sits on the second of two (linear) or the third of
-/// four (cubic) taps with ratio 1; cubic weights are Keys' kernel with
-/// parameter `cubicA`; with `excludeOutside`, taps outside the input get
-/// weight 0 and the rest are renormalised.
+/// side, so an integral x sits on tap n/2 with ratio 1; linear weights are
+/// the triangle kernel, cubic ones Keys' kernel with parameter `cubicA`,
+/// each at distance (tap - n/2 + 1 - ratio) x min(1, scale) with
+/// `antialias` (then normalised to sum 1), else at the plain distance; with
+/// `excludeOutside`, taps outside the input get weight 0 and the rest are
+/// renormalised.
 InterpolationTaps interpolationTaps(double x, int64_t inSize, bool cubic,
-                                    double cubicA, bool excludeOutside) {
-  int64_t taps = cubic ? 4 : 2;
+                                    double cubicA, bool excludeOutside,
+                                    bool antialias, double scale) {
+  int64_t taps = interpolationTapCount(cubic, antialias, scale);
   double floor = std::floor(x);
   double ratio = x == floor ? 1.0 : x - floor;
   int64_t first = static_cast<int64_t>(std::ceil(x)) - taps / 2;
   first = std::clamp<int64_t>(first, -taps / 2, inSize + taps / 2 - taps);
-  SmallVector<double, 4> weights;
-  if (cubic) {
-    // Keys' kernel at distances 1 + r, r, 1 - r, 2 - r.
-    auto near = [&](double d) {
+  auto kernel = [&](double d) {
+    d = std::abs(d);
+    if (!cubic)
+      return std::max(0.0, 1 - d);
+    if (d <= 1)
       return ((cubicA + 2) * d - (cubicA + 3)) * d * d + 1;
-    };
-    auto far = [&](double d) {
+    if (d < 2)
       return ((cubicA * d - 5 * cubicA) * d + 8 * cubicA) * d - 4 * cubicA;
-    };
-    weights = {far(1 + ratio), near(ratio), near(1 - ratio), far(2 - ratio)};
-  } else {
-    weights = {1 - ratio, ratio};
+    return 0.0;
+  };
+  double stretch = antialias ? std::min(1.0, scale) : 1.0;
+  SmallVector<double, 4> weights;
+  double kernelSum = 0;
+  for (int64_t tap = 0; tap < taps; ++tap) {
+    weights.push_back(kernel((tap - taps / 2 + 1 - ratio) * stretch));
+    kernelSum += weights.back();
   }
   InterpolationTaps result;
   double sum = 0;
   for (int64_t tap = 0; tap < taps; ++tap) {
+    if (antialias)
+      weights[tap] /= kernelSum;
     int64_t index = first + tap;
     if (excludeOutside && (index < 0 || index >= inSize))
       weights[tap] = 0;
@@ -979,6 +1021,11 @@ InterpolationTaps interpolationTaps(double x, int64_t inSize, bool cubic,
     result.weights.push_back(excludeOutside ? weight / sum : weight);
   return result;
 }
+
+/// The most input values one Resize output mixes (the product of the
+/// resized dimensions' tap counts), each unrolled into the loop body: 4096
+/// covers antialiased cubic downscaling by 8 in two dimensions.
+constexpr uint64_t kMaxInterpolationTerms = 4096;
 
 class ResizeLowering : public ONNXToLinalgPattern<ONNXResizeOp> {
 public:
@@ -1064,11 +1111,17 @@ protected:
     // clamp to the edge.
     extrapolates &= transform == "tf_crop_and_resize";
 
-    Value result = mode == "nearest"
-                       ? buildNearest(op, rewriter, input, resultType,
-                                      coordinates, identity)
-                       : buildInterpolation(op, rewriter, input, resultType,
-                                            coordinates, identity);
+    Value result;
+    if (mode == "nearest") {
+      result =
+          buildNearest(op, rewriter, input, resultType, coordinates, identity);
+    } else {
+      FailureOr<Value> interpolated = buildInterpolation(
+          op, rewriter, input, resultType, coordinates, identity, scales);
+      if (failed(interpolated))
+        return failure();
+      result = *interpolated;
+    }
     if (extrapolates)
       result = applyExtrapolation(op, rewriter, result, inputType, coordinates);
     rewriter.replaceOp(op, result);
@@ -1110,46 +1163,57 @@ private:
   /// Linear and cubic: the tensor product of 1-d interpolations (taps and
   /// weights from interpolationTaps) of each resized dimension. Weights are
   /// computed here in double precision and stored in the element type.
-  static Value buildInterpolation(ONNXResizeOp op, OpBuilder &builder,
-                                  Value input, RankedTensorType resultType,
-                                  ArrayRef<SmallVector<double>> coordinates,
-                                  ArrayRef<bool> identity) {
+  static FailureOr<Value>
+  buildInterpolation(ONNXResizeOp op, OpBuilder &builder, Value input,
+                     RankedTensorType resultType,
+                     ArrayRef<SmallVector<double>> coordinates,
+                     ArrayRef<bool> identity, ArrayRef<double> scales) {
     Location loc = op.getLoc();
     MLIRContext *context = builder.getContext();
     auto inputType = cast<RankedTensorType>(input.getType());
     Type elementType = resultType.getElementType();
     unsigned rank = resultType.getRank();
     bool cubic = op.getMode() == "cubic";
-    unsigned taps = cubic ? 4 : 2;
+    bool antialias = op.getAntialias() != 0;
     double cubicA = op.getCubicCoeffA().convertToDouble();
     bool excludeOutside = op.getExcludeOutside() != 0;
-    // Generic inputs: per resized dimension, `taps` index tables then
-    // `taps` weight tables.
+    // Generic inputs: per resized dimension, its taps' index tables then
+    // their weight tables.
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
-    SmallVector<int64_t> resized;
+    SmallVector<int64_t> resized, tapCounts;
+    uint64_t combinations = 1;
     for (auto [dim, dimCoordinates] : llvm::enumerate(coordinates)) {
       if (identity[dim])
         continue;
+      int64_t taps = interpolationTapCount(cubic, antialias, scales[dim]);
+      // Every combination of taps is unrolled into the loop body.
+      combinations *= taps;
+      if (combinations > kMaxInterpolationTerms)
+        return emitLoweringError(op)
+               << "interpolates more than " << kMaxInterpolationTerms
+               << " input values per output (antialiasing at scales " << scales
+               << ")";
       SmallVector<SmallVector<int64_t>> indices(taps);
       SmallVector<SmallVector<double>> weights(taps);
       for (double coordinate : dimCoordinates) {
         InterpolationTaps at =
             interpolationTaps(coordinate, inputType.getDimSize(dim), cubic,
-                              cubicA, excludeOutside);
-        for (unsigned tap = 0; tap < taps; ++tap) {
+                              cubicA, excludeOutside, antialias, scales[dim]);
+        for (int64_t tap = 0; tap < taps; ++tap) {
           indices[tap].push_back(at.indices[tap]);
           weights[tap].push_back(at.weights[tap]);
         }
       }
-      for (unsigned tap = 0; tap < taps; ++tap)
+      for (int64_t tap = 0; tap < taps; ++tap)
         inputs.push_back(createIndexTable(builder, loc, indices[tap]));
-      for (unsigned tap = 0; tap < taps; ++tap)
+      for (int64_t tap = 0; tap < taps; ++tap)
         inputs.push_back(
             createFloatTable(builder, loc, elementType, weights[tap]));
-      for (unsigned i = 0; i < 2 * taps; ++i)
+      for (int64_t i = 0; i < 2 * taps; ++i)
         maps.push_back(tableMap(context, rank, dim));
       resized.push_back(dim);
+      tapCounts.push_back(taps);
     }
     return buildParallelGeneric(
         builder, loc, resultType, inputs, maps,
@@ -1159,21 +1223,19 @@ private:
             position.push_back(linalg::IndexOp::create(b, nestedLoc, dim));
           // Each combination of one tap per resized dimension: weight the
           // product of the taps' weights, value the input there.
-          uint64_t combinations = 1;
-          for (size_t j = 0; j < resized.size(); ++j)
-            combinations *= taps;
           Value sum;
           for (uint64_t combination = 0; combination < combinations;
                ++combination) {
             Value weight;
             uint64_t rest = combination;
-            for (auto [j, dim] : llvm::enumerate(resized)) {
-              unsigned tap = rest % taps;
+            ValueRange dimArgs = args;
+            for (auto [dim, taps] : llvm::zip(resized, tapCounts)) {
+              int64_t tap = rest % taps;
               rest /= taps;
-              ValueRange dimArgs = args.slice(2 * taps * j, 2 * taps);
               position[dim] = arith::IndexCastOp::create(
                   b, nestedLoc, b.getIndexType(), dimArgs[tap]);
               Value factor = dimArgs[taps + tap];
+              dimArgs = dimArgs.drop_front(2 * taps);
               weight = weight ? Value(arith::MulFOp::create(b, nestedLoc,
                                                             weight, factor))
                               : factor;

@@ -260,9 +260,15 @@ Value computeElement(ONNXWhereOp, OpBuilder &b, Location loc,
   return arith::SelectOp::create(b, loc, args[0], args[1], args[2]);
 }
 
-Value computeElement(ONNXCastOp, OpBuilder &b, Location loc,
+Value computeElement(ONNXCastOp op, OpBuilder &b, Location loc,
                      ArrayRef<Value> args, const ElementTypes &types) {
-  return convertScalar(b, loc, args[0], types.operands[0], types.result);
+  // round_mode is float8e8m0's; the other narrow floats round to nearest.
+  NarrowFloatRounding rounding;
+  rounding.saturate = op.getSaturate() != 0;
+  if (isa<Float8E8M0FNUType>(types.result))
+    rounding.mode = op.getRoundMode();
+  return convertScalar(b, loc, args[0], types.operands[0], types.result,
+                       rounding);
 }
 
 //===----------------------------------------------------------------------===//

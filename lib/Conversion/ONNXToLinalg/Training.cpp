@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace vram;
@@ -89,12 +90,32 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
                << "indices dimension " << d << " (" << indicesType.getDimSize(d)
                << ") exceeds data's (" << dataType.getDimSize(d) << ")";
     StringRef reduction = op.getReduction();
-    if (reduction != "none" && reduction != "add" && reduction != "mul")
+    Type elementType = dataType.getElementType();
+    bool isFloat = isa<FloatType>(elementType);
+    bool isUnsigned =
+        getElementTypeOrSelf(op.getData().getType()).isUnsignedInteger();
+    // How an update combines with the element it lands on (max and min as
+    // numpy's: a NaN wins).
+    std::optional<arith::AtomicRMWKind> combine =
+        llvm::StringSwitch<std::optional<arith::AtomicRMWKind>>(reduction)
+            .Case("none", std::nullopt)
+            .Case("add", isFloat ? arith::AtomicRMWKind::addf
+                                 : arith::AtomicRMWKind::addi)
+            .Case("mul", isFloat ? arith::AtomicRMWKind::mulf
+                                 : arith::AtomicRMWKind::muli)
+            .Case("max", isFloat      ? arith::AtomicRMWKind::maximumf
+                         : isUnsigned ? arith::AtomicRMWKind::maxu
+                                      : arith::AtomicRMWKind::maxs)
+            .Case("min", isFloat      ? arith::AtomicRMWKind::minimumf
+                         : isUnsigned ? arith::AtomicRMWKind::minu
+                                      : arith::AtomicRMWKind::mins)
+            .Default(std::nullopt);
+    if (reduction != "none" && !combine)
       return emitLoweringError(op) << "reduction '" << reduction
-                                   << "' is not one of none, add, mul";
+                                   << "' is not one of none, add, mul, max, "
+                                      "min";
 
     Location loc = op.getLoc();
-    Type elementType = dataType.getElementType();
     // A copy keeps `data` itself intact for its other users; without any,
     // bufferization updates it in place.
     Value copy = op.updatesDataInPlace()
@@ -133,20 +154,10 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
           target[*axis] = index;
           Value update = tensor::ExtractOp::create(b, nloc,
                                                    adaptor.getUpdates(), ivs);
-          if (reduction != "none") {
+          if (combine) {
             Value current =
                 tensor::ExtractOp::create(b, nloc, iterArgs[0], target);
-            bool isFloat = isa<FloatType>(elementType);
-            if (reduction == "add")
-              update = isFloat ? arith::AddFOp::create(b, nloc, current, update)
-                                     .getResult()
-                               : arith::AddIOp::create(b, nloc, current, update)
-                                     .getResult();
-            else
-              update = isFloat ? arith::MulFOp::create(b, nloc, current, update)
-                                     .getResult()
-                               : arith::MulIOp::create(b, nloc, current, update)
-                                     .getResult();
+            update = arith::getReductionOp(*combine, b, nloc, current, update);
           }
           return {tensor::InsertOp::create(b, nloc, update, iterArgs[0],
                                            target)

@@ -84,11 +84,19 @@ bool isUnsignedOrBool(Type type) {
 }
 
 Value convertScalar(OpBuilder &builder, Location loc, Value value, Type from,
-                    Type to) {
+                    Type to, const NarrowFloatRounding &rounding) {
   from = getElementTypeOrSelf(from);
   to = getElementTypeOrSelf(to);
   if (from == to)
     return value;
+  Type f32 = builder.getF32Type();
+  if (isNarrowFloat(from))
+    return convertScalar(builder, loc, decodeNarrowFloat(builder, loc, value),
+                         f32, to);
+  if (isNarrowFloat(to))
+    return encodeNarrowFloat(builder, loc,
+                             convertScalar(builder, loc, value, from, f32),
+                             cast<FloatType>(to), rounding);
   Type target = to;
   if (auto intType = dyn_cast<IntegerType>(to))
     target = builder.getIntegerType(intType.getWidth());
@@ -119,9 +127,37 @@ Value convertScalar(OpBuilder &builder, Location loc, Value value, Type from,
   }
   if (sourceFloat) {
     // fptosi/fptoui round toward zero, as ONNX Cast specifies.
-    if (to.isUnsignedInteger())
-      return arith::FPToUIOp::create(builder, loc, target, value);
-    return arith::FPToSIOp::create(builder, loc, target, value);
+    unsigned width = target.getIntOrFloatBitWidth();
+    if (width >= 8) {
+      if (to.isUnsignedInteger())
+        return arith::FPToUIOp::create(builder, loc, target, value);
+      return arith::FPToSIOp::create(builder, loc, target, value);
+    }
+    // 4- and 2-bit targets: through i32, 0 outside their range (ONNX's
+    // reference; the specification leaves it undefined).
+    Type i32 = builder.getI32Type();
+    Value whole = arith::FPToSIOp::create(
+        builder, loc, i32,
+        arith::MaximumFOp::create(
+            builder, loc,
+            arith::MinimumFOp::create(
+                builder, loc, value,
+                createScalarConstant(builder, loc, source, 1 << 20)),
+            createScalarConstant(builder, loc, source, -(1 << 20))));
+    int64_t lowest = to.isUnsignedInteger() ? 0 : -(int64_t(1) << (width - 1));
+    int64_t highest = to.isUnsignedInteger() ? (int64_t(1) << width) - 1
+                                             : (int64_t(1) << (width - 1)) - 1;
+    Value inRange = arith::AndIOp::create(
+        builder, loc,
+        arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge, whole,
+                              createScalarConstant(builder, loc, i32, lowest)),
+        arith::CmpIOp::create(
+            builder, loc, arith::CmpIPredicate::sle, whole,
+            createScalarConstant(builder, loc, i32, highest)));
+    Value narrow = arith::TruncIOp::create(builder, loc, target, whole);
+    return arith::SelectOp::create(
+        builder, loc, inRange, narrow,
+        createScalarConstant(builder, loc, target, 0));
   }
   if (targetFloat) {
     if (isUnsignedOrBool(from))

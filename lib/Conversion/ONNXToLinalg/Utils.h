@@ -103,12 +103,38 @@ mlir::Value createScalarConstant(mlir::OpBuilder &builder, mlir::Location loc,
 /// or bool, i.e. zero-extends.
 bool isUnsignedOrBool(mlir::Type type);
 
+/// How a conversion to an 8- or 4-bit float treats values the format
+/// cannot hold (ONNX Cast's `saturate` and `round_mode`): `mode` is
+/// "nearest" (ties to even), "up" or "down".
+struct NarrowFloatRounding {
+  bool saturate = true;
+  llvm::StringRef mode = "nearest";
+};
+
 /// Converts the scalar `value` from onnx element type `from` to onnx element
 /// type `to` with ONNX Cast semantics: float to integer truncates toward
-/// zero, anything to bool is `!= 0`, integers extend by the signedness of
-/// `from`, f16 and bf16 convert through f32. The result is signless.
+/// zero (to 4- and 2-bit integers, out-of-range values become 0), anything
+/// to bool is `!= 0`, integers extend by the signedness of `from`, f16 and
+/// bf16 convert through f32, 8- and 4-bit floats through f32 with
+/// `rounding`. The result is signless.
 mlir::Value convertScalar(mlir::OpBuilder &builder, mlir::Location loc,
-                          mlir::Value value, mlir::Type from, mlir::Type to);
+                          mlir::Value value, mlir::Type from, mlir::Type to,
+                          const NarrowFloatRounding &rounding = {});
+
+/// Whether `type` (or its element type) is an 8- or 4-bit float, which LLVM
+/// cannot compute on: NarrowFloat.cpp converts them.
+bool isNarrowFloat(mlir::Type type);
+
+/// The f32 value of an 8- or 4-bit float scalar.
+mlir::Value decodeNarrowFloat(mlir::OpBuilder &builder, mlir::Location loc,
+                              mlir::Value value);
+
+/// An f32 scalar as the 8- or 4-bit float `target`: rounded by
+/// `rounding.mode`, with ONNX's rules for NaN, infinity, overflow
+/// (`rounding.saturate`) and signs the format lacks.
+mlir::Value encodeNarrowFloat(mlir::OpBuilder &builder, mlir::Location loc,
+                              mlir::Value value, mlir::FloatType target,
+                              const NarrowFloatRounding &rounding);
 
 //===----------------------------------------------------------------------===//
 // linalg.generic

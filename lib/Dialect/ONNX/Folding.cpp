@@ -275,6 +275,10 @@ static OpFoldResult foldReshapedConstant(Attribute input, Value result) {
   return dense.reshape(type);
 }
 
+OpFoldResult ONNXIdentityOp::fold(FoldAdaptor adaptor) {
+  return adaptor.getX();
+}
+
 OpFoldResult ONNXUnsqueezeOp::fold(FoldAdaptor adaptor) {
   return foldReshapedConstant(adaptor.getData(), getExpanded());
 }

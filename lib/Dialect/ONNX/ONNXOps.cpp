@@ -196,9 +196,9 @@ LogicalResult ONNXMaxPoolOp::verify() {
 }
 
 LogicalResult ONNXAveragePoolOp::verify() {
-  WindowGeometry window{toInts(getKernelShape()), toInts(getStrides()),
-                        /*dilations=*/{}, toInts(getPads()), getAutoPad(),
-                        getCeilMode() != 0};
+  WindowGeometry window{
+      toInts(getKernelShape()), toInts(getStrides()), toInts(getDilations()),
+      toInts(getPads()),        getAutoPad(),         getCeilMode() != 0};
   return verifyPool(*this, std::move(window));
 }
 

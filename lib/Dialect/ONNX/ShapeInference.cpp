@@ -141,6 +141,18 @@ std::optional<int64_t> getONNXDataType(Type elementType) {
     return 10;
   if (elementType.isBF16())
     return 16;
+  if (isa<Float8E4M3FNType>(elementType))
+    return 17;
+  if (isa<Float8E4M3FNUZType>(elementType))
+    return 18;
+  if (isa<Float8E5M2Type>(elementType))
+    return 19;
+  if (isa<Float8E5M2FNUZType>(elementType))
+    return 20;
+  if (isa<Float4E2M1FNType>(elementType))
+    return 23;
+  if (isa<Float8E8M0FNUType>(elementType))
+    return 24;
   if (elementType.isInteger(1))
     return 9;
   if (isa<ONNXStringType>(elementType))
@@ -150,6 +162,10 @@ std::optional<int64_t> getONNXDataType(Type elementType) {
     return std::nullopt;
   bool isUnsigned = integer.isUnsigned();
   switch (integer.getWidth()) {
+  case 2:
+    return isUnsigned ? 25 : 26;
+  case 4:
+    return isUnsigned ? 21 : 22;
   case 8:
     return isUnsigned ? 2 : 3;
   case 16:
@@ -198,6 +214,26 @@ Type getElementTypeForONNXDataType(MLIRContext *context, int64_t dataType) {
     return integer(64, true);
   case 16:
     return BFloat16Type::get(context);
+  case 17:
+    return Float8E4M3FNType::get(context);
+  case 18:
+    return Float8E4M3FNUZType::get(context);
+  case 19:
+    return Float8E5M2Type::get(context);
+  case 20:
+    return Float8E5M2FNUZType::get(context);
+  case 21:
+    return integer(4, true);
+  case 22:
+    return integer(4, false);
+  case 23:
+    return Float4E2M1FNType::get(context);
+  case 24:
+    return Float8E8M0FNUType::get(context);
+  case 25:
+    return integer(2, true);
+  case 26:
+    return integer(2, false);
   default:
     return {};
   }
@@ -372,9 +408,9 @@ ONNXAveragePoolOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   auto x = getRankedType(getX());
   if (!x)
     return unranked(elementTypeOf(getX()), types);
-  WindowGeometry window{toInts(getKernelShape()), toInts(getStrides()),
-                        /*dilations=*/{}, toInts(getPads()), getAutoPad(),
-                        getCeilMode() != 0};
+  WindowGeometry window{
+      toInts(getKernelShape()), toInts(getStrides()), toInts(getDilations()),
+      toInts(getPads()),        getAutoPad(),         getCeilMode() != 0};
   SmallVector<int64_t> shape;
   if (failed(inferWindowResult(*this, x, x.getDimSize(1), window, shape)))
     return failure();

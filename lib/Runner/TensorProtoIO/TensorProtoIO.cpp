@@ -6,13 +6,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Runner/TensorProtoIO.h"
+#include "vram/Support/PackedElements.h"
 
+#include "onnx/defs/parser.h"
+#include "onnx/onnx_pb.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "onnx/defs/parser.h"
-#include "onnx/onnx_pb.h"
 
 #include <cstring>
 #include <exception>
@@ -55,6 +57,31 @@ std::optional<ElementKind> getKind(int32_t dataType) {
     return ElementKind::F32;
   case TP::DOUBLE:
     return ElementKind::F64;
+  default:
+    break;
+  }
+  // Types newer than libonnx 1.12's enum (ONNX 1.14 and later).
+  switch (dataType) {
+  case 17:
+    return ElementKind::F8E4M3FN;
+  case 18:
+    return ElementKind::F8E4M3FNUZ;
+  case 19:
+    return ElementKind::F8E5M2;
+  case 20:
+    return ElementKind::F8E5M2FNUZ;
+  case 21:
+    return ElementKind::U4;
+  case 22:
+    return ElementKind::I4;
+  case 23:
+    return ElementKind::F4E2M1FN;
+  case 24:
+    return ElementKind::F8E8M0FNU;
+  case 25:
+    return ElementKind::U2;
+  case 26:
+    return ElementKind::I2;
   default:
     return std::nullopt;
   }
@@ -178,6 +205,20 @@ llvm::Expected<HostTensor> convertTensor(const TP &proto,
   }
   HostTensor tensor(*kind, shape);
   uint64_t byteSize = tensor.bytes.size();
+  if (unsigned bits = getPackedBitWidth(*kind); bits < 8) {
+    if (proto.data_location() == TP::EXTERNAL)
+      return makeError("tensor '" + proto.name() +
+                       "': packed 4- and 2-bit data in an external file is "
+                       "not supported");
+    std::string packed = getPackedBytes(proto);
+    uint64_t needed = getPackedByteCount(count, bits);
+    if (packed.size() != needed)
+      return makeError(
+          "tensor '" + proto.name() + "' holds " + llvm::Twine(packed.size()) +
+          " bytes of packed data; its shape needs " + llvm::Twine(needed));
+    unpackElements(packed, bits, count, tensor.bytes.data());
+    return tensor;
+  }
   if (proto.data_location() == TP::EXTERNAL) {
     llvm::Expected<bool> read =
         readExternalData(proto, modelDirectory, tensor, missing);
@@ -229,28 +270,37 @@ llvm::Expected<HostTensor> vram::readTensorProtoFile(llvm::StringRef path) {
   }
 }
 
-llvm::Expected<ModelInitializers>
-vram::readModelInitializers(llvm::StringRef path) {
+namespace {
+/// Parses the model in `path` (`.onnx` or `.onnxtext`) into `model`.
+llvm::Error parseModelFile(llvm::StringRef path, onnx::ModelProto &model) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return makeError("cannot read '" + path +
                      "': " + buffer.getError().message());
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  if (path.ends_with(".onnxtext")) {
+    // The parser keeps a pointer into the text: it must outlive parsing.
+    std::string text(bytes);
+    onnx::OnnxParser parser(text.c_str());
+    auto status = parser.Parse(model);
+    if (!status.IsOK())
+      return makeError("'" + path + "': invalid ONNX text format");
+  } else if (bytes.size() >
+                 static_cast<size_t>(std::numeric_limits<int>::max()) ||
+             !model.ParseFromArray(bytes.data(),
+                                   static_cast<int>(bytes.size()))) {
+    return makeError("'" + path + "' is not a valid ONNX model");
+  }
+  return llvm::Error::success();
+}
+} // namespace
+
+llvm::Expected<ModelInitializers>
+vram::readModelInitializers(llvm::StringRef path) {
   try {
     onnx::ModelProto model;
-    llvm::StringRef bytes = (*buffer)->getBuffer();
-    if (path.ends_with(".onnxtext")) {
-      // The parser keeps a pointer into the text: it must outlive parsing.
-      std::string text(bytes);
-      onnx::OnnxParser parser(text.c_str());
-      auto status = parser.Parse(model);
-      if (!status.IsOK())
-        return makeError("'" + path + "': invalid ONNX text format");
-    } else if (bytes.size() >
-                   static_cast<size_t>(std::numeric_limits<int>::max()) ||
-               !model.ParseFromArray(bytes.data(),
-                                     static_cast<int>(bytes.size()))) {
-      return makeError("'" + path + "' is not a valid ONNX model");
-    }
+    if (llvm::Error error = parseModelFile(path, model))
+      return std::move(error);
     ModelInitializers result;
     llvm::StringRef directory = llvm::sys::path::parent_path(path);
     for (const TP &init : model.graph().initializer()) {
@@ -265,6 +315,25 @@ vram::readModelInitializers(llvm::StringRef path) {
         result.missing[init.name()] = missing;
     }
     return result;
+  } catch (const std::exception &e) {
+    return makeError("'" + path + "': " + e.what());
+  }
+}
+
+llvm::Expected<std::vector<std::string>>
+vram::readModelInputNames(llvm::StringRef path) {
+  try {
+    onnx::ModelProto model;
+    if (llvm::Error error = parseModelFile(path, model))
+      return std::move(error);
+    llvm::StringSet<> initializers;
+    for (const TP &init : model.graph().initializer())
+      initializers.insert(init.name());
+    std::vector<std::string> names;
+    for (const auto &input : model.graph().input())
+      if (!initializers.contains(input.name()))
+        names.push_back(input.name());
+    return names;
   } catch (const std::exception &e) {
     return makeError("'" + path + "': " + e.what());
   }

@@ -137,7 +137,9 @@ class Runner:
         """(imported, outcome, message, reused)."""
         model = os.path.join(directory, "model.onnx")
         data = os.path.join(directory, "test_data_set_0")
-        imported = self.tool([self.args.vram_opt, model])
+        # The data gives the values of inputs that decide shapes (Resize's
+        # scales, a Reduce's axes), which the importer makes constants.
+        imported = self.tool([self.args.vram_opt, model, "--inputs=" + data])
         if imported is None:
             return False, "import timeout", f"no result after {self.args.timeout} s", False
         if imported.returncode not in (0, 1):

@@ -139,7 +139,11 @@ def ONNXConstantOp : ONNX_Op<"Constant", [Pure, ConstantLike]> {
   let hasFolder = 1;
 }
 
-def ONNXIdentityOp : ONNX_UnaryOp<"Identity", "identity", [ONNX_ViewOf]>;
+def ONNXIdentityOp : ONNX_UnaryOp<"Identity", "identity", [ONNX_ViewOf]> {
+  // Of a constant (shape computations: RotaryEmbedding's expansion passes
+  // a head size through Identity); otherwise the op stays, one per node.
+  let hasFolder = 1;
+}
 
 //===----------------------------------------------------------------------===//
 // Elementwise activations and math
@@ -208,7 +212,15 @@ def ONNXWhereOp : ONNX_Op<"Where", [ONNX_InferShapes, Pure, ResultsBroadcastable
 
 def ONNXCastOp : ONNX_Op<"Cast", [ONNX_InferShapes, Pure, SameOperandsAndResultShape]> {
   let summary = "converts to element type `to` (an ONNX TensorProto.DataType)";
-  let arguments = (ins AnyTensor:$input, I64Attr:$to);
+  let description = [{
+    Conversions to 8- and 4-bit floats round to nearest even and, with
+    `saturate`, clamp what overflows to the largest finite value (else it
+    becomes infinity, or NaN where there is none); to float8e8m0 they round
+    by `round_mode` (up, down, nearest).
+  }];
+  let arguments = (ins AnyTensor:$input, I64Attr:$to,
+                       DefaultValuedAttr<I64Attr, "1">:$saturate,
+                       DefaultValuedStrAttr<StrAttr, "up">:$round_mode);
   let results = (outs AnyTensor:$output);
   let hasFolder = 1;
 }
@@ -288,6 +300,7 @@ def ONNXAveragePoolOp : ONNX_Op<"AveragePool", [ONNX_InferShapes, Pure]> {
                        DefaultValuedStrAttr<StrAttr, "NOTSET">:$auto_pad,
                        DefaultValuedAttr<I64Attr, "0">:$ceil_mode,
                        DefaultValuedAttr<I64Attr, "0">:$count_include_pad,
+                       OptionalAttr<I64ArrayAttr>:$dilations,
                        I64ArrayAttr:$kernel_shape,
                        OptionalAttr<I64ArrayAttr>:$pads,
                        OptionalAttr<I64ArrayAttr>:$strides);
@@ -463,6 +476,7 @@ def ONNXResizeOp : ONNX_Op<"Resize", [ONNX_InferShapes, Pure]> {
   let summary = "resizes by `scales` or to `sizes` (nearest, linear, cubic)";
   let arguments = (ins AnyTensor:$X, ONNX_TensorOrNone:$roi,
                        ONNX_TensorOrNone:$scales, ONNX_TensorOrNone:$sizes,
+                       DefaultValuedAttr<I64Attr, "0">:$antialias,
                        DefaultValuedStrAttr<StrAttr, "half_pixel">:$coordinate_transformation_mode,
                        DefaultValuedAttr<F32Attr, "-0.75">:$cubic_coeff_a,
                        DefaultValuedAttr<I64Attr, "0">:$exclude_outside,
