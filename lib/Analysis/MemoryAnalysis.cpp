@@ -218,6 +218,15 @@ void MemoryAnalysis::addWorkspaces() {
 }
 
 void MemoryAnalysis::computeTimeline() {
+  if (schedule.empty()) {
+    // No op, no program point: what lives is the arguments, which are the
+    // results too, and constants.
+    for (const Buffer &buffer : buffers) {
+      totals[static_cast<unsigned>(buffer.category)] += buffer.bytes;
+      peakBytes += buffer.bytes;
+    }
+    return;
+  }
   // A sweep over begin/end events keeps this linear in ops + buffers.
   std::vector<CategoryBytes> delta(schedule.size() + 1, CategoryBytes{});
   for (const Buffer &buffer : buffers) {

@@ -448,6 +448,8 @@ largestLiveBuffers(const MemoryAnalysis &analysis,
                    const std::vector<unsigned> &points, unsigned count) {
   auto buffers = analysis.getBuffers();
   unsigned numPoints = analysis.getSchedule().size();
+  if (numPoints == 0)
+    return {};
   std::vector<SmallVector<unsigned>> beginsAt(numPoints), endsAt(numPoints);
   for (auto [index, buffer] : llvm::enumerate(buffers)) {
     beginsAt[buffer.begin].push_back(index);
@@ -495,6 +497,8 @@ h1{font-size:18px;margin:0 0 4px} .sub{color:#555;margin-bottom:12px}
 const data = )html";
 
 constexpr llvm::StringLiteral kHtmlScript = R"html(;
+// Names come from the model file: escaped before they go into HTML.
+const esc = v => String(v).replace(/[&<>"']/g, c => "&#" + c.charCodeAt(0) + ";");
 const colors = {parameter:"#4e79a7",state:"#9c755f",input:"#76b7b2",
  saved_activation:"#e15759",activation:"#f28e2b",output:"#59a14f",
  gradient:"#b07aa1",optimizer_state:"#edc948",workspace:"#bab0ac"};
@@ -531,9 +535,9 @@ svg.addEventListener("mousemove",ev=>{const r=svg.getBoundingClientRect();
  const px=ev.clientX-r.left;if(px<L||px>L+w){tip.style.display="none";cursor.setAttribute("opacity",0);return;}
  const i=Math.max(0,Math.min(n-1,Math.round((px-L)*(n-1)/w)));const p=data.points[i];
  cursor.setAttribute("x1",x(i));cursor.setAttribute("x2",x(i));cursor.setAttribute("opacity",0.5);
- let s="<b>op "+(p.point+1)+": "+p.op+"</b><br>"+p.node+"<br>live: <b>"+fmt(totals[i])+"</b><br>";
+ let s="<b>op "+(p.point+1)+": "+esc(p.op)+"</b><br>"+esc(p.node)+"<br>live: <b>"+fmt(totals[i])+"</b><br>";
  for(const c of cats)if(data.live[c][i])s+='<i style="display:inline-block;width:9px;height:9px;background:'+colors[c]+'"></i> '+c+": "+fmt(data.live[c][i])+"<br>";
- s+="largest live tensors:<br>";for(const t of p.top)s+="&nbsp;"+fmt(t.bytes)+" "+t.name+" ("+t.category+")<br>";
+ s+="largest live tensors:<br>";for(const t of p.top)s+="&nbsp;"+fmt(t.bytes)+" "+esc(t.name)+" ("+esc(t.category)+")<br>";
  tip.innerHTML=s;tip.style.display="block";
  tip.style.left=Math.min(px+14,W-300)+"px";tip.style.top=(ev.clientY-r.top+10)+"px";});
 svg.addEventListener("mouseleave",()=>{tip.style.display="none";cursor.setAttribute("opacity",0);});
@@ -544,12 +548,12 @@ if(data.plan){const p=data.plan;document.getElementById("plan").innerHTML=
  fmt(p.offloaded_bytes)+" offloaded, "+p.host_arguments+" arguments in host memory ("+
  fmt(p.host_argument_bytes)+") &middot; overhead "+(100*p.overhead).toFixed(1)+"% of "+
  (1e3*p.compute_seconds).toPrecision(3)+" ms (recompute "+(1e3*p.recompute_seconds).toPrecision(3)+
- " ms, exposed copies "+(1e3*p.exposed_copy_seconds).toPrecision(3)+" ms) on "+p.device;}
+ " ms, exposed copies "+(1e3*p.exposed_copy_seconds).toPrecision(3)+" ms) on "+esc(p.device);}
 document.getElementById("summary").innerHTML="peak <b>"+fmt(data.peak.bytes)+"</b> ("+
- data.peak.bytes.toLocaleString("en-US")+" bytes) at op "+(data.peak.point+1)+": "+data.peak.op+" "+data.peak.node+
+ data.peak.bytes.toLocaleString("en-US")+" bytes) at op "+(data.peak.point+1)+": "+esc(data.peak.op)+" "+esc(data.peak.node)+
  (data.budget?" &middot; budget "+fmt(data.budget)+(data.peak.bytes<=data.budget?" (fits)":" (does not fit)"):"")+
  " &middot; "+data.num_ops+" ops"+(n<data.num_ops?", "+n+" sampled points":"")+
- (data.phases.length?" &middot; phase peaks: "+data.phases.map(p=>p.phase+" "+fmt(p.peak)+
+ (data.phases.length?" &middot; phase peaks: "+data.phases.map(p=>esc(p.phase)+" "+fmt(p.peak)+
  " (op "+(p.point+1)+")").join(", "):"");
 document.getElementById("legend").innerHTML=cats.map(c=>'<span><i style="background:'+
  colors[c]+'"></i>'+c+"</span>").join("");

@@ -68,9 +68,31 @@ struct PrintMemoryPass : public vram::impl::PrintMemoryPassBase<PrintMemoryPass>
       getOperation().emitError() << "vram-print-memory: " << errorMessage;
       return signalPassFailure();
     }
-    for (auto func : getOperation().getOps<FunctionOpInterface>()) {
-      if (func.isExternal())
-        continue;
+    SmallVector<FunctionOpInterface> functions;
+    for (auto func : getOperation().getOps<FunctionOpInterface>())
+      if (!func.isExternal())
+        functions.push_back(func);
+    if (functions.empty()) {
+      getOperation().emitError()
+          << "vram-print-memory: the input has no function with a body to "
+             "report on";
+      return signalPassFailure();
+    }
+    // One document per output: several functions' JSON reports form an
+    // array; HTML pages cannot be joined.
+    bool several = functions.size() > 1;
+    if (several && format == "html") {
+      getOperation().emitError()
+          << "vram-print-memory: an HTML report shows one function; the "
+             "input has "
+          << functions.size();
+      return signalPassFailure();
+    }
+    if (several && format == "json")
+      file->os() << "[\n";
+    for (auto [index, func] : llvm::enumerate(functions)) {
+      if (several && format == "json" && index)
+        file->os() << ",\n";
       auto &analysis = getChildAnalysis<MemoryAnalysis>(func);
       if (!analysis.isValid()) {
         emitAnalysisErrors(analysis, func);
@@ -85,6 +107,8 @@ struct PrintMemoryPass : public vram::impl::PrintMemoryPassBase<PrintMemoryPass>
       else
         printMemoryHTML(analysis, func.getName(), options, file->os());
     }
+    if (several && format == "json")
+      file->os() << "]\n";
     file->keep();
     markAllAnalysesPreserved();
   }

@@ -81,8 +81,6 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
       return fail("precision", precision,
                   "fp32, fp16, bf16, amp-fp16 or amp-bf16");
     parsed.precision = *precisionKind;
-    if (lossScale <= 0.0)
-      return fail("loss-scale", std::to_string(lossScale), "a positive number");
     if (update != "after-backward" && update != "in-backward")
       return fail("update", update, "after-backward or in-backward");
     parsed.placement = update == "in-backward" ? UpdatePlacement::InBackward
@@ -104,6 +102,28 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
                   "1 with optimizer=none (the step returns each "
                   "micro-batch's gradients; there is no update to defer)");
     parsed.accumulate = accumulate;
+    // Hyperparameters where their rules make sense (NaN fails every test).
+    auto inRange = [&](StringRef name, double value, bool valid,
+                       StringRef expected) -> LogicalResult {
+      if (valid && std::isfinite(value))
+        return success();
+      return fail(name, std::to_string(value), expected);
+    };
+    if (failed(inRange("lr", learningRate, learningRate >= 0,
+                       "a finite non-negative number")) ||
+        failed(inRange("momentum", momentum, momentum >= 0 && momentum < 1,
+                       "a number in [0, 1)")) ||
+        failed(inRange("beta1", beta1, beta1 >= 0 && beta1 < 1,
+                       "a number in [0, 1)")) ||
+        failed(inRange("beta2", beta2, beta2 >= 0 && beta2 < 1,
+                       "a number in [0, 1)")) ||
+        failed(
+            inRange("eps", epsilon, epsilon > 0, "a finite positive number")) ||
+        failed(inRange("weight-decay", weightDecay, weightDecay >= 0,
+                       "a finite non-negative number")) ||
+        failed(inRange("loss-scale", lossScale, lossScale > 0,
+                       "a finite positive number")))
+      return failure();
     parsed.learningRate = learningRate;
     parsed.momentum = momentum;
     parsed.beta1 = beta1;

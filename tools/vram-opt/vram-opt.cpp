@@ -39,8 +39,10 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cmath>
 
 using namespace mlir;
 
@@ -162,7 +164,7 @@ static FailureOr<double> getMaxOverhead() {
   llvm::StringRef text = llvm::StringRef(maxOverhead).trim();
   bool percent = text.consume_back("%");
   double value;
-  if (text.getAsDouble(value) || value < 0) {
+  if (text.getAsDouble(value) || !std::isfinite(value) || value < 0) {
     llvm::errs() << "error: --max-overhead expects a non-negative fraction "
                     "or percentage (0.2, 20%), got '"
                  << maxOverhead << "'\n";
@@ -238,24 +240,39 @@ static void printImportLocation(Location loc, llvm::raw_ostream &os) {
   }
 }
 
+namespace {
+/// Prints the diagnostics of a context that holds imported IR as
+/// `file: node 'name': error: message`, notes likewise: the node name says
+/// where; the generic form of the op would be noise.
+class NodeDiagnosticPrinter {
+public:
+  explicit NodeDiagnosticPrinter(MLIRContext &context)
+      : handler(&context, [](Diagnostic &diag) {
+          print(diag);
+          for (Diagnostic &note : diag.getNotes())
+            print(note);
+          return success();
+        }) {
+    context.printOpOnDiagnostic(false);
+  }
+
+private:
+  static void print(Diagnostic &diag) {
+    printImportLocation(diag.getLocation(), llvm::errs());
+    llvm::errs() << ": " << severityName(diag.getSeverity()) << ": " << diag
+                 << "\n";
+  }
+
+  ScopedDiagnosticHandler handler;
+};
+} // namespace
+
 /// Imports an ONNX model and returns it as MLIR text for MlirOptMain.
 static std::unique_ptr<llvm::MemoryBuffer>
 importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
                  const vram::ONNXImportOptions &options) {
   MLIRContext context(registry);
-  // The node name says where; the generic form of the op would be noise.
-  context.printOpOnDiagnostic(false);
-  ScopedDiagnosticHandler handler(&context, [](Diagnostic &diag) {
-    auto print = [](Diagnostic &d) {
-      printImportLocation(d.getLocation(), llvm::errs());
-      llvm::errs() << ": " << severityName(d.getSeverity()) << ": " << d
-                   << "\n";
-    };
-    print(diag);
-    for (Diagnostic &note : diag.getNotes())
-      print(note);
-    return success();
-  });
+  NodeDiagnosticPrinter printer(context);
   OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
   if (!module)
     return nullptr;
@@ -300,6 +317,7 @@ static FailureOr<uint64_t> analysePeakAtBatch(llvm::StringRef path,
                                               vram::ONNXImportOptions options,
                                               int64_t batch) {
   MLIRContext context(registry);
+  NodeDiagnosticPrinter printer(context);
   OwningOpRef<ModuleOp> module =
       importStepAtBatch(path, context, options, batch);
   if (!module)
@@ -360,6 +378,7 @@ planAtBatch(llvm::StringRef path, DialectRegistry &registry,
             const vram::DeviceProfile &profile,
             const vram::FunctionPlanOptions &planOptions) {
   MLIRContext context(registry);
+  NodeDiagnosticPrinter printer(context);
   OwningOpRef<ModuleOp> module =
       importStepAtBatch(path, context, options, batch);
   if (!module)
@@ -453,8 +472,20 @@ int main(int argc, char **argv) {
       registerAndParseCLIOptions(argc, argv, "vram-opt: memory planning for "
                                              "ML models\n", registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // An error names its node or op; a generic-form dump of the whole module
+  // after it is noise for a model's user (ask for it with
+  // --mlir-print-op-on-diagnostic).
+  if (llvm::cl::Option *printOp = llvm::cl::getRegisteredOptions().lookup(
+          "mlir-print-op-on-diagnostic");
+      printOp && printOp->getNumOccurrences() == 0)
+    printOp->addOccurrence(0, "mlir-print-op-on-diagnostic", "false");
 
   std::optional<uint64_t> budgetBytes;
+  if (device.getNumOccurrences() && device.empty()) {
+    llvm::errs() << "error: --device expects a device name (e.g. H100, "
+                    "A100-80GB)\n";
+    return 1;
+  }
   if (!budget.empty()) {
     llvm::Expected<uint64_t> parsed = vram::parseByteSize(budget);
     if (!parsed) {

@@ -436,8 +436,10 @@ int main(int argc, char **argv) {
   compileTimer.startTimer();
   auto compiled = CompiledFunction::compile(*module, "main", *signature);
   compileTimer.stopTimer();
-  if (failed(compiled))
+  if (failed(compiled)) {
+    timers.clear(); // Times are printed with --time only.
     return 1;
+  }
   if (gradientCheck) {
     timers.clear();
     return runGradientCheck(**compiled, *arguments);
@@ -451,8 +453,10 @@ int main(int argc, char **argv) {
     outputs = (*compiled)->invoke(*arguments);
   }
   runTimer.stopTimer();
-  if (!outputs)
+  if (!outputs) {
+    timers.clear();
     return fail(llvm::toString(outputs.takeError()));
+  }
   if (printTiming)
     llvm::errs() << inputFilename << ": compile "
                  << llvm::format("%.3f", compileTimer.getTotalTime().getWallTime())

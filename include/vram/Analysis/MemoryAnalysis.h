@@ -60,12 +60,16 @@ public:
   /// point i is schedule[i].
   llvm::ArrayRef<mlir::Operation *> getSchedule() const { return schedule; }
   llvm::ArrayRef<Buffer> getBuffers() const { return buffers; }
-  /// The buffer `value` lives in.
+  /// The buffer `value` lives in; `value` must belong to the analysed
+  /// function.
   const Buffer &getBuffer(mlir::Value value) const {
-    return buffers[bufferOf.lookup(value)];
+    auto it = bufferOf.find(value);
+    assert(it != bufferOf.end() && "value outside the analysed function");
+    return buffers[it->second];
   }
 
-  /// Live bytes by category at every program point.
+  /// Live bytes by category at every program point (none without ops: the
+  /// peak is then what the arguments and constants hold).
   llvm::ArrayRef<CategoryBytes> getTimeline() const { return timeline; }
   uint64_t getLiveBytes(unsigned point) const;
   uint64_t getPeakBytes() const { return peakBytes; }

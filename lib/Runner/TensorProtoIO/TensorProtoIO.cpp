@@ -131,6 +131,14 @@ void copyTypedData(const TP &proto, HostTensor &tensor) {
   }
 }
 
+/// Whether the real path `path` lies below the real path `directory`.
+bool isInside(llvm::StringRef path, llvm::StringRef directory) {
+  if (!path.consume_front(directory) || path.empty())
+    return false;
+  return llvm::sys::path::is_separator(directory.back()) ||
+         (llvm::sys::path::is_separator(path.front()) && path.size() > 1);
+}
+
 /// Reads `length` bytes at `offset` of the external data file of `proto`.
 /// Returns false (and sets `missing`) when the file does not exist.
 llvm::Expected<bool> readExternalData(const TP &proto,
@@ -158,12 +166,32 @@ llvm::Expected<bool> readExternalData(const TP &proto,
   if (location.empty())
     return makeError("tensor '" + proto.name() +
                      "' is external but names no location");
+  // As ONNX's loader: the file lies in the model's directory or below it,
+  // so a model cannot make the runner read the host's other files.
+  auto escapes = [&](const llvm::Twine &why) {
+    return makeError("tensor '" + proto.name() + "': external data location '" +
+                     location + "' " + why);
+  };
+  if (llvm::sys::path::is_absolute(location))
+    return escapes("is an absolute path; it must be relative to the model");
+  for (llvm::StringRef component : llvm::make_range(
+           llvm::sys::path::begin(location), llvm::sys::path::end(location)))
+    if (component == "..")
+      return escapes("leaves the model's directory");
   llvm::SmallString<256> path(modelDirectory);
   llvm::sys::path::append(path, location);
   if (!llvm::sys::fs::exists(path)) {
     missing = "external data file '" + path.str().str() + "' is missing";
     return false;
   }
+  llvm::SmallString<256> realDirectory, realPath;
+  if (llvm::sys::fs::real_path(modelDirectory.empty() ? "." : modelDirectory,
+                               realDirectory) ||
+      llvm::sys::fs::real_path(path, realPath) ||
+      !isInside(realPath, realDirectory))
+    return escapes("resolves outside the model's directory");
+  if (!llvm::sys::fs::is_regular_file(realPath))
+    return escapes("is not a regular file");
   uint64_t expected = tensor.bytes.size();
   if (length && *length != expected)
     return makeError("tensor '" + proto.name() + "': external data length " +
