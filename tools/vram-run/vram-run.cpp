@@ -7,12 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Import/ONNXImporter.h"
 #include "vram/Runner/GradientCheck.h"
 #include "vram/Runner/JitRunner.h"
 #include "vram/Runner/TensorProtoIO.h"
+#include "vram/Support/ByteSize.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -33,6 +35,7 @@
 #include "llvm/Support/Timer.h"
 
 #include <cmath>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace vram;
@@ -313,6 +316,26 @@ buildArguments(const FunctionSignature &signature,
   return arguments;
 }
 
+/// Whether @main fits this machine's memory: its peak (the memory analysis,
+/// as `vram-opt --report` prints it) against the physical memory, checked
+/// before anything is allocated rather than dying in the allocator.
+static LogicalResult checkHostMemory(func::FuncOp main) {
+  MemoryAnalysis analysis(main);
+  // Unsized values: lowering refuses them with its own error.
+  if (!analysis.isValid())
+    return success();
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return success();
+  uint64_t available = uint64_t(pages) * uint64_t(pageSize);
+  if (analysis.getPeakBytes() <= available)
+    return success();
+  fail("@main needs " + formatExactBytes(analysis.getPeakBytes()) +
+       " bytes at its peak (vram-opt --report), more than this machine's " +
+       formatExactBytes(available) + " bytes of memory");
+  return failure();
+}
+
 /// The next call's arguments: each result named like an argument (the
 /// step's updated parameters and state) replaces it.
 static void feedBackState(const FunctionSignature &signature,
@@ -427,6 +450,8 @@ int main(int argc, char **argv) {
   }
   if (steps == 0)
     return fail("--steps expects a positive integer");
+  if (failed(checkHostMemory(main)))
+    return 1;
   FailureOr<SmallVector<HostTensor>> arguments =
       buildArguments(*signature, importedKinds, inputNames);
   if (failed(arguments))

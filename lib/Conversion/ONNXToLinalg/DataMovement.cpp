@@ -1043,7 +1043,6 @@ public:
 protected:
   LogicalResult lower(ONNXResizeOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     Value input = adaptor.getX();
     auto inputType = cast<RankedTensorType>(input.getType());
     auto resultType = convertTensorType(op.getY().getType());

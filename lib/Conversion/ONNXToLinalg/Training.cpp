@@ -21,7 +21,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace vram;
@@ -89,6 +88,16 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
         return emitLoweringError(op)
                << "indices dimension " << d << " (" << indicesType.getDimSize(d)
                << ") exceeds data's (" << dataType.getDimSize(d) << ")";
+    // As Gather: ONNX makes an index outside [-extent, extent) an error; a
+    // constant one is refused here rather than written out of bounds.
+    int64_t extent = dataType.getDimSize(*axis);
+    if (std::optional<SmallVector<int64_t>> constant =
+            getConstantIntValues(op.getIndices(), adaptor.getIndices()))
+      for (int64_t index : *constant)
+        if (index < -extent || index >= extent)
+          return emitLoweringError(op)
+                 << "index " << index << " is out of range for axis " << *axis
+                 << " of size " << extent;
     StringRef reduction = op.getReduction();
     Type elementType = dataType.getElementType();
     bool isFloat = isa<FloatType>(elementType);
@@ -96,21 +105,22 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
         getElementTypeOrSelf(op.getData().getType()).isUnsignedInteger();
     // How an update combines with the element it lands on (max and min as
     // numpy's: a NaN wins).
-    std::optional<arith::AtomicRMWKind> combine =
-        llvm::StringSwitch<std::optional<arith::AtomicRMWKind>>(reduction)
-            .Case("none", std::nullopt)
-            .Case("add", isFloat ? arith::AtomicRMWKind::addf
-                                 : arith::AtomicRMWKind::addi)
-            .Case("mul", isFloat ? arith::AtomicRMWKind::mulf
-                                 : arith::AtomicRMWKind::muli)
-            .Case("max", isFloat      ? arith::AtomicRMWKind::maximumf
-                         : isUnsigned ? arith::AtomicRMWKind::maxu
-                                      : arith::AtomicRMWKind::maxs)
-            .Case("min", isFloat      ? arith::AtomicRMWKind::minimumf
-                         : isUnsigned ? arith::AtomicRMWKind::minu
-                                      : arith::AtomicRMWKind::mins)
-            .Default(std::nullopt);
-    if (reduction != "none" && !combine)
+    std::optional<arith::AtomicRMWKind> combine;
+    if (reduction == "add")
+      combine =
+          isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+    else if (reduction == "mul")
+      combine =
+          isFloat ? arith::AtomicRMWKind::mulf : arith::AtomicRMWKind::muli;
+    else if (reduction == "max")
+      combine = isFloat      ? arith::AtomicRMWKind::maximumf
+                : isUnsigned ? arith::AtomicRMWKind::maxu
+                             : arith::AtomicRMWKind::maxs;
+    else if (reduction == "min")
+      combine = isFloat      ? arith::AtomicRMWKind::minimumf
+                : isUnsigned ? arith::AtomicRMWKind::minu
+                             : arith::AtomicRMWKind::mins;
+    else if (reduction != "none")
       return emitLoweringError(op) << "reduction '" << reduction
                                    << "' is not one of none, add, mul, max, "
                                       "min";

@@ -232,7 +232,12 @@ OpFoldResult ONNXGatherOp::fold(FoldAdaptor adaptor) {
   if (!type || !dataType || !data || !indices)
     return {};
   int64_t rank = dataType.getRank();
-  int64_t axis = getAxis() < 0 ? getAxis() + rank : getAxis();
+  // I64Attr reads as uint64_t: a negative axis must be cast back first.
+  int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return {};
   ArrayRef<int64_t> shape = dataType.getShape();
   int64_t outer = 1, inner = 1, extent = shape[axis];
   for (int64_t d = 0; d < axis; ++d)

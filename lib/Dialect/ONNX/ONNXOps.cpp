@@ -10,6 +10,7 @@
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "OpHelpers.h"
 
+#include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -265,6 +266,13 @@ LogicalResult ONNXMatMulOp::verify() {
   if (staticMismatch(k1, k2))
     return emitOpError() << "contraction dimensions differ: A has " << k1
                          << ", B has " << k2;
+  // The dims before the matrices broadcast (numpy); a 1-d operand has none.
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(
+          aType.getShape().drop_back(std::min<int64_t>(2, aType.getRank())),
+          bType.getShape().drop_back(std::min<int64_t>(2, bType.getRank())),
+          batch))
+    return emitOpError("batch dimensions of A and B cannot be broadcast");
   return success();
 }
 
