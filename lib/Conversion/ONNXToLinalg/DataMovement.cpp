@@ -684,15 +684,9 @@ protected:
     AffineMap indicesMap =
         AffineMap::get(resultType.getRank(), 0, indexExprs, context);
     int64_t extent = dataType.getDimSize(*axis);
-    // ONNX makes an index outside [-extent, extent) an error; a constant
-    // one is refused here rather than read out of bounds.
-    if (std::optional<SmallVector<int64_t>> constant =
-            getConstantIntValues(op.getIndices(), adaptor.getIndices()))
-      for (int64_t index : *constant)
-        if (index < -extent || index >= extent)
-          return emitLoweringError(op)
-                 << "index " << index << " is out of range for axis " << *axis
-                 << " of size " << extent;
+    if (failed(checkConstantIndices(op, op.getIndices(), adaptor.getIndices(),
+                                    *axis, extent)))
+      return failure();
     Value gathered = buildParallelGeneric(
         rewriter, op.getLoc(), resultType, ValueRange{adaptor.getIndices()},
         {indicesMap},

@@ -88,16 +88,9 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
         return emitLoweringError(op)
                << "indices dimension " << d << " (" << indicesType.getDimSize(d)
                << ") exceeds data's (" << dataType.getDimSize(d) << ")";
-    // As Gather: ONNX makes an index outside [-extent, extent) an error; a
-    // constant one is refused here rather than written out of bounds.
-    int64_t extent = dataType.getDimSize(*axis);
-    if (std::optional<SmallVector<int64_t>> constant =
-            getConstantIntValues(op.getIndices(), adaptor.getIndices()))
-      for (int64_t index : *constant)
-        if (index < -extent || index >= extent)
-          return emitLoweringError(op)
-                 << "index " << index << " is out of range for axis " << *axis
-                 << " of size " << extent;
+    if (failed(checkConstantIndices(op, op.getIndices(), adaptor.getIndices(),
+                                    *axis, dataType.getDimSize(*axis))))
+      return failure();
     StringRef reduction = op.getReduction();
     Type elementType = dataType.getElementType();
     bool isFloat = isa<FloatType>(elementType);

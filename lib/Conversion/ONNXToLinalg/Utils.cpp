@@ -22,6 +22,19 @@ InFlightDiagnostic emitLoweringError(Operation *op) {
   return op->emitOpError() << "cannot be lowered to linalg: ";
 }
 
+LogicalResult checkConstantIndices(Operation *op, Value original,
+                                   Value converted, int64_t axis,
+                                   int64_t extent) {
+  if (std::optional<SmallVector<int64_t>> constant =
+          getConstantIntValues(original, converted))
+    for (int64_t index : *constant)
+      if (index < -extent || index >= extent)
+        return emitLoweringError(op)
+               << "index " << index << " is out of range for axis " << axis
+               << " of size " << extent;
+  return success();
+}
+
 LogicalResult verifyStaticShapes(Operation *op) {
   auto check = [&](Type type, StringRef kind, unsigned index) -> LogicalResult {
     if (!isa<TensorType>(type))

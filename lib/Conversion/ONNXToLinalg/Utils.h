@@ -192,6 +192,15 @@ getConstantFloatValues(mlir::Value value);
 std::optional<llvm::SmallVector<int64_t>>
 getConstantIntValues(mlir::Value original, mlir::Value converted);
 
+/// Gather's and ScatterElements' indices, when constant (`original` and
+/// `converted` as for getConstantIntValues), must lie in [-extent, extent)
+/// of `axis`: ONNX makes any other an error, which is reported at `op`
+/// rather than read or written out of bounds.
+mlir::LogicalResult checkConstantIndices(mlir::Operation *op,
+                                         mlir::Value original,
+                                         mlir::Value converted, int64_t axis,
+                                         int64_t extent);
+
 /// `axis` in [-rank, rank) made non-negative; a lowering error at `op`
 /// otherwise.
 mlir::FailureOr<int64_t> normalizeAxis(mlir::Operation *op, int64_t axis,
