@@ -584,8 +584,9 @@ int main(int argc, char **argv) {
     bool printPlan = !wantsReport && emit == EmitKind::MLIR;
     std::string planOptions =
         "print-plan=" + std::string(printPlan ? "true" : "false");
+    // In bytes: the pipeline string would split "1 GB" at its space.
     if (!budget.empty())
-      planOptions += " budget=" + budget;
+      planOptions += " budget=" + std::to_string(*budgetBytes);
     if (!device.empty())
       planOptions += " device=" + device;
     if (*overheadCap >= 0)
