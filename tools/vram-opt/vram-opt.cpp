@@ -247,13 +247,16 @@ namespace {
 class NodeDiagnosticPrinter {
 public:
   explicit NodeDiagnosticPrinter(MLIRContext &context)
-      : handler(&context, [](Diagnostic &diag) {
-          print(diag);
-          for (Diagnostic &note : diag.getNotes())
-            print(note);
-          return success();
-        }) {
+      : handler(&context, handle) {
     context.printOpOnDiagnostic(false);
+  }
+
+  /// Prints `diag` and its notes; the diagnostic is handled.
+  static LogicalResult handle(Diagnostic &diag) {
+    print(diag);
+    for (Diagnostic &note : diag.getNotes())
+      print(note);
+    return success();
   }
 
 private:
@@ -608,9 +611,15 @@ int main(int argc, char **argv) {
       outputFilename = "/dev/null";
   }
   MlirOptMainConfig cliConfig = config;
+  // An imported model's locations are node names in a file without lines:
+  // the passes' errors print as the import's do, not as `file:0:0:`.
+  bool importedModel = vram::isONNXFileName(inputFilename);
   config.setPassPipelineSetupFn(
-      [cliConfig, steps, binaryFile, reportOptions](PassManager &pm)
-          -> LogicalResult {
+      [cliConfig, steps, binaryFile, reportOptions,
+       importedModel](PassManager &pm) -> LogicalResult {
+        if (importedModel)
+          pm.getContext()->getDiagEngine().registerHandler(
+              NodeDiagnosticPrinter::handle);
         if (!steps.empty() &&
             failed(parsePassPipeline(llvm::join(steps, ","), pm,
                                      llvm::errs())))
