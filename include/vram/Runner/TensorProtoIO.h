@@ -25,22 +25,21 @@ namespace vram {
 /// does not match the dims are errors naming the file.
 llvm::Expected<HostTensor> readTensorProtoFile(llvm::StringRef path);
 
-/// The initializers of a model, by name.
+/// The initializers of a model, by name, and its data inputs.
 struct ModelInitializers {
   llvm::StringMap<HostTensor> tensors;
+  /// The graph inputs that are not initializers, in order: the inputs
+  /// backend test data numbers (input_N.pb).
+  std::vector<std::string> inputNames;
   /// Initializers whose data the model does not hold (their external data
   /// file is missing), with the reason: callers may generate values.
   llvm::StringMap<std::string> missing;
 };
 
-/// Reads every initializer of the model in `path` (`.onnx` or `.onnxtext`).
+/// Reads every initializer and the input names of the model in `path`
+/// (`.onnx` or `.onnxtext`).
 /// External data is read relative to the model's directory.
 llvm::Expected<ModelInitializers> readModelInitializers(llvm::StringRef path);
-
-/// The names of the model's data inputs (graph inputs that are not
-/// initializers), in the order backend test data numbers them (input_N.pb).
-llvm::Expected<std::vector<std::string>>
-readModelInputNames(llvm::StringRef path);
 
 } // namespace vram
 

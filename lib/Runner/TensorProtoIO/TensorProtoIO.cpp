@@ -11,7 +11,6 @@
 #include "onnx/defs/parser.h"
 #include "onnx/onnx_pb.h"
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -342,26 +341,11 @@ vram::readModelInitializers(llvm::StringRef path) {
       else
         result.missing[init.name()] = missing;
     }
-    return result;
-  } catch (const std::exception &e) {
-    return makeError("'" + path + "': " + e.what());
-  }
-}
-
-llvm::Expected<std::vector<std::string>>
-vram::readModelInputNames(llvm::StringRef path) {
-  try {
-    onnx::ModelProto model;
-    if (llvm::Error error = parseModelFile(path, model))
-      return std::move(error);
-    llvm::StringSet<> initializers;
-    for (const TP &init : model.graph().initializer())
-      initializers.insert(init.name());
-    std::vector<std::string> names;
     for (const auto &input : model.graph().input())
-      if (!initializers.contains(input.name()))
-        names.push_back(input.name());
-    return names;
+      if (!result.tensors.contains(input.name()) &&
+          !result.missing.contains(input.name()))
+        result.inputNames.push_back(input.name());
+    return result;
   } catch (const std::exception &e) {
     return makeError("'" + path + "': " + e.what());
   }
