@@ -75,12 +75,13 @@ import warnings
 SUPPORTED = [
     "Conv", "ConvTranspose", "BatchNormalization", "LayerNormalization",
     "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "HardSigmoid",
-    "HardSwish", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg",
+    "HardSwish", "Clip", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal", "Neg",
     "Exp", "Log", "MatMul", "Gemm", "MaxPool", "AveragePool",
     "GlobalAveragePool", "Flatten", "Reshape", "Transpose", "Concat", "Split",
     "Slice", "Gather", "Softmax", "ReduceMean", "ReduceSum", "Dropout",
     "Identity", "Constant", "Shape", "Unsqueeze", "Squeeze", "Expand", "Cast",
-    "Where", "Pad", "Resize", "Greater", "ScatterElements",
+    "Where", "Pad", "Resize", "Greater", "Equal", "ScatterElements",
+    "ScatterND", "Einsum",
 ]
 
 MIN_ONNX = (1, 16)

@@ -323,6 +323,22 @@ static OpCost matMulCost(ONNXMatMulOp matmul) {
   return cost;
 }
 
+static OpCost einsumCost(ONNXEinsumOp einsum) {
+  // One multiply per extra operand and one add at every point of the
+  // iteration space (every label's extent multiplied).
+  OpCost cost = dataMovement(einsum);
+  llvm::Expected<EinsumSpec> spec = einsum.getSpec();
+  if (!spec) {
+    llvm::consumeError(spec.takeError());
+    return cost;
+  }
+  double points = 1;
+  for (const auto &[label, extent] : spec->extents)
+    points *= dimOrOne(extent);
+  cost.flops = points * spec->inputs.size();
+  return cost;
+}
+
 static OpCost gemmCost(ONNXGemmOp gemm) {
   // Y[M, N] = alpha * A'[M, K] B'[K, N] + beta * C.
   ArrayRef<int64_t> aShape = shapeOf(gemm.getA());
@@ -381,6 +397,7 @@ static OpCost computeONNXCost(Operation *op) {
       .Case([](ONNXConvOp conv) { return convCost(conv); })
       .Case([](ONNXConvTransposeOp conv) { return convTransposeCost(conv); })
       .Case([](ONNXMatMulOp matmul) { return matMulCost(matmul); })
+      .Case([](ONNXEinsumOp einsum) { return einsumCost(einsum); })
       .Case([](ONNXGemmOp gemm) { return gemmCost(gemm); })
       .Case([](ONNXBatchNormalizationOp bn) {
         // Inference: y = x * a + b with per-channel a, b folded from scale,
@@ -434,7 +451,7 @@ static OpCost computeONNXCost(Operation *op) {
       })
       // Elementwise, 1 per output element.
       .Case<ONNXReluOp, ONNXNegOp, ONNXAddOp, ONNXSubOp, ONNXMulOp, ONNXDivOp,
-            ONNXWhereOp, ONNXCastOp>(
+            ONNXReciprocalOp, ONNXWhereOp, ONNXCastOp>(
           [](Operation *op) { return elementwise(op, 1); })
       .Case(
           [](ONNXLeakyReluOp op) { return elementwise(op, 2); }) // mul, select

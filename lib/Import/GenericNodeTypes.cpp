@@ -18,25 +18,44 @@ namespace vram {
 
 /// Operators whose only output has the type of their first input.
 static bool keepsFirstInputType(StringRef op) {
-  static const llvm::StringSet<> ops = {
-      "Abs",        "Acos",       "Asin",         "Atan",
-      "Ceil",       "Celu",       "Cos",          "Cosh",
-      "CumSum",     "Elu",        "Floor",        "GroupNormalization",
-      "Hardmax",    "InstanceNormalization",      "LogSoftmax",
-      "LpNormalization",          "Mish",         "Reciprocal",
-      "Round",      "Selu",       "Shrink",       "Sign",
-      "Sin",        "Sinh",       "Softplus",     "Softsign",
-      "Tan",        "ThresholdedRelu",            "Trilu",
-      "Not",        "BitwiseNot", "MeanVarianceNormalization",
-      "RMSNormalization"};
+  static const llvm::StringSet<> ops = {"Abs",
+                                        "Acos",
+                                        "Asin",
+                                        "Atan",
+                                        "Ceil",
+                                        "Celu",
+                                        "Cos",
+                                        "Cosh",
+                                        "CumSum",
+                                        "Elu",
+                                        "Floor",
+                                        "GroupNormalization",
+                                        "Hardmax",
+                                        "InstanceNormalization",
+                                        "LogSoftmax",
+                                        "LpNormalization",
+                                        "Mish",
+                                        "Round",
+                                        "Selu",
+                                        "Shrink",
+                                        "Sign",
+                                        "Sin",
+                                        "Sinh",
+                                        "Softplus",
+                                        "Softsign",
+                                        "Tan",
+                                        "ThresholdedRelu",
+                                        "Trilu",
+                                        "BitwiseNot",
+                                        "MeanVarianceNormalization",
+                                        "RMSNormalization"};
   return ops.contains(op);
 }
 
 /// Broadcasting operators whose output is boolean.
 static bool isComparison(StringRef op) {
-  return llvm::is_contained({"Equal", "Less", "LessOrEqual", "GreaterOrEqual",
-                             "And", "Or", "Xor"},
-                            op);
+  return llvm::is_contained(
+      {"Less", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}, op);
 }
 
 /// Broadcasting operators whose output has their first input's element type.

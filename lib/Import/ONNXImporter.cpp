@@ -532,6 +532,9 @@ private:
   void normalizeToCanonical(NodeContext &node);
   void normalizeResize(NodeContext &node);
   void rebindReshapeBatch(NodeContext &node);
+  std::string rebindingAdvice() const;
+  void checkOutputsFollowBatch(const onnx::GraphProto &graph,
+                               ValueRange results);
   bool importLegacySoftmax(NodeContext &node);
   void attributeToInput(NodeContext &node, llvm::StringRef name,
                         unsigned operand);
@@ -1143,6 +1146,39 @@ void GraphImporter::rebindReshapeBatch(NodeContext &node) {
   node.operands[1] = constantInts(*shape, node.loc);
 }
 
+std::string GraphImporter::rebindingAdvice() const {
+  return ("--batch re-binds the exported batch " +
+          llvm::Twine(rebinding->exported) + " to " +
+          llvm::Twine(rebinding->requested) +
+          "; a shape here (this node's, or a constant's it reads) carries the "
+          "exported batch where the importer does not recognise it (it "
+          "rewrites Reshape targets that lead with the batch, and splat "
+          "constants): export with a dynamic batch (torch.onnx.export's "
+          "dynamic_shapes or dynamic_axes) to use --batch")
+      .str();
+}
+
+/// Under --batch re-binding, an output the file declares with the exported
+/// batch in front must come out with the requested one: one that kept the
+/// exported size went through a node that baked the batch in (e.g. a Gather
+/// of constant flat indices into a flattened tensor, as dynamo writes an
+/// adaptive pooling), and would silently compute a batch of the wrong size.
+void GraphImporter::checkOutputsFollowBatch(const onnx::GraphProto &graph,
+                                            ValueRange results) {
+  for (auto [output, result] : llvm::zip(graph.output(), results)) {
+    const auto &dims = output.type().tensor_type().shape().dim();
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (dims.empty() || !dims[0].has_dim_value() ||
+        dims[0].dim_value() != rebinding->exported || !type ||
+        type.getRank() == 0 || type.getDimSize(0) == rebinding->requested)
+      continue;
+    fail(producerPrefix(output.name()) + "output '" + output.name() +
+         "' has leading dimension " + llvm::Twine(type.getDimSize(0)) +
+         ", not the batch " + llvm::Twine(rebinding->requested) + ": " +
+         rebindingAdvice());
+  }
+}
+
 /// Resize: version 10 has (X, scales) and asymmetric coordinates; 18 adds
 /// antialias, axes and keep_aspect_ratio_policy, folded into full-rank
 /// scales/sizes here.
@@ -1349,15 +1385,7 @@ void GraphImporter::inferTypes(Operation *op) {
   if (rebinding)
     hint.emplace(context, [&](Diagnostic &diag) {
       if (diag.getSeverity() == DiagnosticSeverity::Error)
-        diag.attachNote()
-            << "--batch re-binds the exported batch " << rebinding->exported
-            << " to " << rebinding->requested
-            << "; a shape here (this node's, or a constant's it reads) "
-               "carries the exported batch where the importer does not "
-               "recognise it (it rewrites Reshape targets that lead with the "
-               "batch, and splat constants): export with a dynamic batch "
-               "(torch.onnx.export's dynamic_shapes or dynamic_axes) to use "
-               "--batch";
+        diag.attachNote() << rebindingAdvice();
       return failure();
     });
   if (failed(inference.inferResultTypes(types)))
@@ -1768,6 +1796,8 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
   SmallVector<Value> results;
   for (const auto &output : graph.output())
     results.push_back(lookup(output.name(), "<graph outputs>"));
+  if (rebinding)
+    checkOutputsFollowBatch(graph, results);
   func::ReturnOp::create(builder, fileLoc, results);
   func.setFunctionType(
       builder.getFunctionType(argumentTypes, ValueRange(results).getTypes()));

@@ -15,6 +15,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
 #include <numeric>
@@ -164,22 +165,42 @@ Gradients gradientOf(ONNXSliceOp op, IRBuilding &ir, ValueRange,
       (!isa<NoneType>(op.getSteps().getType()) && !steps))
     return op.emitOpError("gradient needs constant starts, ends, axes and "
                           "steps");
-  if (steps && llvm::any_of(*steps, [](int64_t s) { return s != 1; }))
-    return op.emitOpError("gradient of a strided Slice (steps != 1) is not "
-                          "supported");
-  // The gradient is the result gradient padded back to the data's shape.
+  // The gradient is the result gradient put back at the positions the
+  // slice read: strided axes scatter each row to its position (into zeros
+  // as long as data's axis), the others are padded back to data's shape.
+  auto dataType = cast<RankedTensorType>(op.getData().getType());
+  SmallVector<int64_t> resultShape = shapeOf(op.getOutput());
   SmallVector<int64_t> pads(2 * rank, 0);
+  Value grad = dY[0];
   for (auto [i, start] : llvm::enumerate(*starts)) {
     int64_t axis = axes ? normalizeAxis((*axes)[i], rank) : i;
+    int64_t step = steps ? (*steps)[i] : 1;
     int64_t dim = shape[axis];
+    int64_t size = resultShape[axis];
     int64_t begin = start < 0 ? start + dim : start;
-    begin = std::clamp<int64_t>(begin, 0, dim);
-    int64_t size = shapeOf(op.getOutput())[axis];
-    pads[axis] = begin;
-    pads[rank + axis] = dim - begin - size;
+    begin = step > 0 ? std::clamp<int64_t>(begin, 0, dim)
+                     : std::clamp<int64_t>(begin, -1, dim - 1);
+    if (step == 1) {
+      pads[axis] = begin;
+      pads[rank + axis] = dim - begin - size;
+      continue;
+    }
+    SmallVector<int64_t> positions, rowShape(rank, 1);
+    for (int64_t row = 0; row < size; ++row)
+      positions.push_back(begin + row * step);
+    rowShape[axis] = size;
+    SmallVector<int64_t> gradShape = shapeOf(grad);
+    SmallVector<int64_t> scatteredShape(gradShape);
+    scatteredShape[axis] = dim;
+    grad = ir.scatterAdd(ir.zeros(RankedTensorType::get(
+                             scatteredShape, dataType.getElementType())),
+                         ir.expand(ir.int64s(rowShape, positions), gradShape),
+                         grad, axis);
   }
   SmallVector<Value> grads(op->getNumOperands());
-  grads[0] = ir.pad(dY[0], pads, op.getData().getType());
+  grads[0] = llvm::any_of(pads, [](int64_t p) { return p != 0; })
+                 ? ir.pad(grad, pads, dataType)
+                 : grad;
   return grads;
 }
 
@@ -229,6 +250,52 @@ Gradients gradientOf(ONNXGatherOp op, IRBuilding &ir, ValueRange saved,
       ir.scatterAdd(ir.zeros(dataType), indices, updates, axis), Value()};
 }
 
+FailureOr<SmallVector<Value>> saveFor(ONNXScatterNDOp op, OpBuilder &,
+                                      ArrayRef<bool>) {
+  return SmallVector<Value>{op.getIndices()};
+}
+
+/// With reduction none, each update lands on one slice of the output and
+/// replaces what data had there: updates get the output gradient gathered
+/// from their slices (the index tuples flattened to rows of data's first k
+/// dims), and data gets the output gradient with those slices zeroed.
+Gradients gradientOf(ONNXScatterNDOp op, IRBuilding &ir, ValueRange saved,
+                     ValueRange dY, ArrayRef<bool> wanted) {
+  if (op.getReduction() != "none")
+    return op.emitOpError("gradient is supported for reduction none only");
+  SmallVector<int64_t> dataShape = shapeOf(op.getData());
+  SmallVector<int64_t> indicesShape = shapeOf(saved[0]);
+  int64_t k = indicesShape.back();
+  auto updatesType = cast<RankedTensorType>(op.getUpdates().getType());
+  SmallVector<Value> grads(3);
+  if (wanted[0])
+    grads[0] = ir.scatterND(dY[0], saved[0], ir.zeros(updatesType));
+  if (!wanted[2])
+    return grads;
+  // Row of each tuple: sum_j (i_j mod-wrapped) * prod(dataShape[j+1:k]).
+  int64_t tuples = 1, rows = 1, rowSize = 1;
+  for (int64_t size : ArrayRef<int64_t>(indicesShape).drop_back())
+    tuples *= size;
+  SmallVector<int64_t> extents(dataShape.begin(), dataShape.begin() + k);
+  SmallVector<int64_t> strides(k, 1);
+  for (int64_t j = k - 1; j >= 0; --j) {
+    strides[j] = rows;
+    rows *= extents[j];
+  }
+  for (int64_t size : ArrayRef<int64_t>(dataShape).drop_front(k))
+    rowSize *= size;
+  Type indexType = getElementTypeOrSelf(saved[0].getType());
+  Value tupleRows = ir.reshape(saved[0], {tuples, k});
+  Value wrapped =
+      ir.where(ir.greater(ir.scalar(indexType, 0), tupleRows),
+               ir.add(tupleRows, ir.int64s({k}, extents)), tupleRows);
+  Value rowIndices = ir.reduceSum(ir.mul(wrapped, ir.int64s({k}, strides)), {1},
+                                  /*keepdims=*/false);
+  Value gathered = ir.gather(ir.reshape(dY[0], {rows, rowSize}), rowIndices, 0);
+  grads[2] = ir.reshape(gathered, updatesType.getShape());
+  return grads;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise arithmetic (with broadcasting: gradients are summed back to
 // the operand shapes)
@@ -264,6 +331,64 @@ SmallVector<Value> saveForBilinear(Value a, Value b, ArrayRef<bool> wanted) {
   if (wanted[1])
     saved.push_back(a);
   return saved;
+}
+
+/// Each operand's gradient reads every other operand.
+FailureOr<SmallVector<Value>> saveFor(ONNXEinsumOp op, OpBuilder &,
+                                      ArrayRef<bool> wanted) {
+  SmallVector<Value> saved;
+  for (auto [j, input] : llvm::enumerate(op.getInputs()))
+    if (llvm::any_of(llvm::seq<size_t>(0, wanted.size()),
+                     [&](size_t i) { return i != j && wanted[i]; }))
+      saved.push_back(input);
+  return saved;
+}
+
+/// The gradient of operand i is the Einsum of the result gradient with the
+/// other operands onto operand i's labels; a label only operand i has (it
+/// was summed away) is broadcast back. Repeated labels within an operand
+/// (diagonals) and broadcast ellipsis dims are not supported.
+Gradients gradientOf(ONNXEinsumOp op, IRBuilding &ir, ValueRange, ValueRange dY,
+                     ArrayRef<bool> wanted) {
+  llvm::Expected<EinsumSpec> spec = op.getSpec();
+  if (!spec)
+    return op.emitOpError() << llvm::toString(spec.takeError());
+  SmallVector<Value> grads(op->getNumOperands());
+  for (auto [i, input] : llvm::enumerate(op.getInputs())) {
+    if (!wanted[i])
+      continue;
+    const std::string &labels = spec->inputs[i];
+    SmallVector<int64_t> shape = shapeOf(input);
+    SmallVector<std::string> terms{spec->output};
+    SmallVector<Value> operands{dY[0]};
+    for (auto [j, other] : llvm::enumerate(op.getInputs()))
+      if (j != i) {
+        terms.push_back(spec->inputs[j]);
+        operands.push_back(other);
+      }
+    std::string kept;
+    SmallVector<int64_t> keptShape, unsqueezed;
+    for (auto [label, size] : llvm::zip(labels, shape)) {
+      if (llvm::count(labels, label) != 1 || size != spec->extents.at(label))
+        return op.emitOpError("gradient of an Einsum with a repeated label "
+                              "in an operand or a broadcast dim is not "
+                              "supported");
+      bool elsewhere = llvm::any_of(
+          terms, [&](const std::string &t) { return t.find(label) != t.npos; });
+      unsqueezed.push_back(elsewhere ? size : 1);
+      if (!elsewhere)
+        continue;
+      kept.push_back(label);
+      keptShape.push_back(size);
+    }
+    auto type = cast<RankedTensorType>(input.getType());
+    Value grad = ir.einsum(llvm::join(terms, ",") + "->" + kept, operands,
+                           type.clone(keptShape));
+    if (kept.size() != labels.size())
+      grad = ir.expand(ir.reshape(grad, unsqueezed), shape);
+    grads[i] = grad;
+  }
+  return grads;
 }
 
 FailureOr<SmallVector<Value>> saveFor(ONNXMulOp op, OpBuilder &,
@@ -371,6 +496,7 @@ VRAM_SAVES_RESULT(ONNXSigmoidOp)
 VRAM_SAVES_RESULT(ONNXTanhOp)
 VRAM_SAVES_RESULT(ONNXExpOp)
 VRAM_SAVES_RESULT(ONNXSqrtOp)
+VRAM_SAVES_RESULT(ONNXReciprocalOp)
 VRAM_SAVES_RESULT(ONNXSoftmaxOp)
 VRAM_SAVES_INPUT(ONNXLeakyReluOp)
 VRAM_SAVES_INPUT(ONNXLogOp)
@@ -425,6 +551,12 @@ Gradients gradientOf(ONNXSqrtOp op, IRBuilding &ir, ValueRange saved,
   // sqrt(x)' = 1 / (2 sqrt(x))
   Value two = ir.scalar(elementTypeOf(saved[0]), 2.0);
   return SmallVector<Value>{ir.div(dY[0], ir.mul(saved[0], two))};
+}
+
+Gradients gradientOf(ONNXReciprocalOp op, IRBuilding &ir, ValueRange saved,
+                     ValueRange dY, ArrayRef<bool>) {
+  // (1/x)' = -1/x^2 = -y^2
+  return SmallVector<Value>{ir.neg(ir.mul(dY[0], ir.mul(saved[0], saved[0])))};
 }
 
 Gradients gradientOf(ONNXLogOp op, IRBuilding &ir, ValueRange saved,
@@ -1147,15 +1279,15 @@ void registerGradientExternalModels(DialectRegistry &registry) {
     attachGradientModels<
         ONNXIdentityOp, ONNXFlattenOp, ONNXReshapeOp, ONNXSqueezeOp,
         ONNXUnsqueezeOp, ONNXTransposeOp, ONNXExpandOp, ONNXConcatOp,
-        ONNXSplitOp, ONNXSliceOp, ONNXPadOp, ONNXGatherOp, ONNXAddOp,
-        ONNXSubOp, ONNXMulOp, ONNXDivOp, ONNXPowOp, ONNXNegOp, ONNXWhereOp,
-        ONNXCastOp, ONNXReluOp, ONNXLeakyReluOp, ONNXSigmoidOp, ONNXTanhOp,
-        ONNXExpOp, ONNXSqrtOp, ONNXLogOp, ONNXErfOp, ONNXGeluOp, ONNXSwishOp,
-        ONNXHardSigmoidOp, ONNXHardSwishOp, ONNXClipOp, ONNXSoftmaxOp,
-        ONNXDropoutOp, ONNXGemmOp, ONNXMatMulOp, ONNXConvOp, ONNXMaxPoolOp,
-        ONNXAveragePoolOp, ONNXGlobalAveragePoolOp, ONNXReduceMeanOp,
-        ONNXReduceSumOp, ONNXBatchNormalizationOp, ONNXLayerNormalizationOp>(
-        context);
+        ONNXSplitOp, ONNXSliceOp, ONNXPadOp, ONNXGatherOp, ONNXScatterNDOp,
+        ONNXAddOp, ONNXSubOp, ONNXMulOp, ONNXDivOp, ONNXPowOp, ONNXNegOp,
+        ONNXWhereOp, ONNXCastOp, ONNXReluOp, ONNXLeakyReluOp, ONNXSigmoidOp,
+        ONNXTanhOp, ONNXExpOp, ONNXSqrtOp, ONNXReciprocalOp, ONNXLogOp,
+        ONNXErfOp, ONNXGeluOp, ONNXSwishOp, ONNXHardSigmoidOp, ONNXHardSwishOp,
+        ONNXClipOp, ONNXSoftmaxOp, ONNXDropoutOp, ONNXGemmOp, ONNXMatMulOp,
+        ONNXEinsumOp, ONNXConvOp, ONNXMaxPoolOp, ONNXAveragePoolOp,
+        ONNXGlobalAveragePoolOp, ONNXReduceMeanOp, ONNXReduceSumOp,
+        ONNXBatchNormalizationOp, ONNXLayerNormalizationOp>(context);
   });
 }
 

@@ -174,6 +174,17 @@ Value IRBuilding::scatterAdd(Value data, Value indices, Value updates,
        builder.getNamedAttr("reduction", builder.getStringAttr("add"))});
 }
 
+Value IRBuilding::einsum(StringRef equation, ValueRange inputs,
+                         Type resultType) {
+  return create<ONNXEinsumOp>(
+      resultType, inputs,
+      {builder.getNamedAttr("equation", builder.getStringAttr(equation))});
+}
+
+Value IRBuilding::scatterND(Value data, Value indices, Value updates) {
+  return create<ONNXScatterNDOp>(data.getType(), {data, indices, updates}, {});
+}
+
 template <typename OpT>
 Value IRBuilding::reduce(Value x, ArrayRef<int64_t> axes, bool keepdims) {
   auto type = rankedType(x);

@@ -68,8 +68,15 @@ public:
                      mlir::Type resultType);
   /// Gather along `axis` (ONNX's: indices select whole slices).
   mlir::Value gather(mlir::Value data, mlir::Value indices, int64_t axis);
+  /// Einsum of `inputs` by `equation` (explicit labels), of `resultType`.
+  mlir::Value einsum(llvm::StringRef equation, mlir::ValueRange inputs,
+                     mlir::Type resultType);
   mlir::Value scatterAdd(mlir::Value data, mlir::Value indices,
                          mlir::Value updates, int64_t axis);
+  /// ScatterND with reduction none: `updates` overwrite `data` at the index
+  /// tuples of `indices`.
+  mlir::Value scatterND(mlir::Value data, mlir::Value indices,
+                        mlir::Value updates);
 
   mlir::Value reduceSum(mlir::Value x, llvm::ArrayRef<int64_t> axes,
                         bool keepdims);

@@ -685,7 +685,7 @@ protected:
         AffineMap::get(resultType.getRank(), 0, indexExprs, context);
     int64_t extent = dataType.getDimSize(*axis);
     if (failed(checkConstantIndices(op, op.getIndices(), adaptor.getIndices(),
-                                    *axis, extent)))
+                                    IndexedAxis{*axis, extent})))
       return failure();
     Value gathered = buildParallelGeneric(
         rewriter, op.getLoc(), resultType, ValueRange{adaptor.getIndices()},

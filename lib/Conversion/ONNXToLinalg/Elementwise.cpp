@@ -130,6 +130,44 @@ Value computeElement(ONNXSqrtOp, OpBuilder &b, Location loc,
   return math::SqrtOp::create(b, loc, args[0]);
 }
 
+Value computeElement(ONNXReciprocalOp, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &) {
+  return arith::DivFOp::create(b, loc, constant(b, loc, args[0].getType(), 1.0),
+                               args[0]);
+}
+
+/// Floats compare ordered (NaN is never equal or greater), integers by the
+/// signedness of the ONNX type.
+Value compare(OpBuilder &b, Location loc, ArrayRef<Value> args,
+              const ElementTypes &types, arith::CmpFPredicate floatPredicate,
+              arith::CmpIPredicate signedPredicate,
+              arith::CmpIPredicate unsignedPredicate) {
+  if (isa<FloatType>(args[0].getType()))
+    return arith::CmpFOp::create(b, loc, floatPredicate, args[0], args[1]);
+  return arith::CmpIOp::create(
+      b, loc,
+      isUnsignedOrBool(types.operands[0]) ? unsignedPredicate : signedPredicate,
+      args[0], args[1]);
+}
+
+Value computeElement(ONNXGreaterOp, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &types) {
+  return compare(b, loc, args, types, arith::CmpFPredicate::OGT,
+                 arith::CmpIPredicate::sgt, arith::CmpIPredicate::ugt);
+}
+
+Value computeElement(ONNXEqualOp, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &types) {
+  return compare(b, loc, args, types, arith::CmpFPredicate::OEQ,
+                 arith::CmpIPredicate::eq, arith::CmpIPredicate::eq);
+}
+
+Value computeElement(ONNXNotOp, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &) {
+  return arith::XOrIOp::create(b, loc, args[0],
+                               constant(b, loc, args[0].getType(), 1));
+}
+
 Value computeElement(ONNXNegOp, OpBuilder &b, Location loc,
                      ArrayRef<Value> args, const ElementTypes &) {
   if (isa<FloatType>(args[0].getType()))
@@ -282,9 +320,10 @@ template <typename OpTy>
 LogicalResult checkElementTypes(OpTy op, const ElementTypes &types) {
   Type x = types.operands[0];
   constexpr bool floatOnly =
-      llvm::is_one_of<OpTy, ONNXSqrtOp, ONNXExpOp, ONNXLogOp, ONNXTanhOp,
-                      ONNXErfOp, ONNXLeakyReluOp, ONNXSigmoidOp, ONNXGeluOp,
-                      ONNXSwishOp, ONNXHardSigmoidOp, ONNXHardSwishOp>::value;
+      llvm::is_one_of<OpTy, ONNXSqrtOp, ONNXReciprocalOp, ONNXExpOp, ONNXLogOp,
+                      ONNXTanhOp, ONNXErfOp, ONNXLeakyReluOp, ONNXSigmoidOp,
+                      ONNXGeluOp, ONNXSwishOp, ONNXHardSigmoidOp,
+                      ONNXHardSwishOp>::value;
   if constexpr (floatOnly) {
     if (!isa<FloatType>(x))
       return emitLoweringError(op)
@@ -292,6 +331,16 @@ LogicalResult checkElementTypes(OpTy op, const ElementTypes &types) {
   } else if constexpr (std::is_same_v<OpTy, ONNXWhereOp>) {
     if (!x.isInteger(1))
       return emitLoweringError(op) << "expects a bool condition";
+  } else if constexpr (std::is_same_v<OpTy, ONNXNotOp>) {
+    if (!x.isInteger(1))
+      return emitLoweringError(op) << "expects bool elements, got " << x;
+  } else if constexpr (llvm::is_one_of<OpTy, ONNXGreaterOp,
+                                       ONNXEqualOp>::value) {
+    if (x != types.operands[1])
+      return emitLoweringError(op) << "A and B have different element types";
+    bool acceptsBool = std::is_same_v<OpTy, ONNXEqualOp>;
+    if (!x.isIntOrFloat() || (x.isInteger(1) && !acceptsBool))
+      return emitLoweringError(op) << "cannot compare " << x << " elements";
   } else if constexpr (std::is_same_v<OpTy, ONNXCastOp>) {
     if (!x.isIntOrFloat() || !types.result.isIntOrFloat())
       return emitLoweringError(op)
@@ -352,6 +401,8 @@ void vram::populateElementwiseToLinalgPatterns(
       ElementwiseLowering<ONNXAddOp>, ElementwiseLowering<ONNXSubOp>,
       ElementwiseLowering<ONNXMulOp>, ElementwiseLowering<ONNXDivOp>,
       ElementwiseLowering<ONNXPowOp>, ElementwiseLowering<ONNXSqrtOp>,
+      ElementwiseLowering<ONNXReciprocalOp>, ElementwiseLowering<ONNXGreaterOp>,
+      ElementwiseLowering<ONNXEqualOp>, ElementwiseLowering<ONNXNotOp>,
       ElementwiseLowering<ONNXNegOp>, ElementwiseLowering<ONNXExpOp>,
       ElementwiseLowering<ONNXLogOp>, ElementwiseLowering<ONNXReluOp>,
       ElementwiseLowering<ONNXLeakyReluOp>, ElementwiseLowering<ONNXSigmoidOp>,

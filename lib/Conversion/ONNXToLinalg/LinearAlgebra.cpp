@@ -24,14 +24,22 @@ using namespace vram::onnx_to_linalg;
 
 namespace {
 
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::AddFOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
+}
+
+Value multiply(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return arith::MulFOp::create(b, loc, x, y);
+  return arith::MulIOp::create(b, loc, x, y);
+}
+
 /// acc + lhs * rhs in the element type of `acc`.
 Value multiplyAccumulate(OpBuilder &b, Location loc, Value lhs, Value rhs,
                          Value acc) {
-  if (isa<FloatType>(acc.getType()))
-    return arith::AddFOp::create(b, loc, acc,
-                                 arith::MulFOp::create(b, loc, lhs, rhs));
-  return arith::AddIOp::create(b, loc, acc,
-                               arith::MulIOp::create(b, loc, lhs, rhs));
+  return add(b, loc, acc, multiply(b, loc, lhs, rhs));
 }
 
 int64_t product(ArrayRef<int64_t> sizes) {
@@ -186,6 +194,66 @@ private:
   }
 };
 
+/// Einsum -> one linalg.generic over every label: the result's labels are
+/// parallel dims, the summed ones reductions; each operand reads its labels
+/// (an ellipsis dim of size 1 that broadcasts reads index 0), and the body
+/// adds the product of the operands' elements to the accumulator.
+class EinsumLowering : public ONNXToLinalgPattern<ONNXEinsumOp> {
+public:
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+protected:
+  LogicalResult lower(ONNXEinsumOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto resultType = convertTensorType(op.getOutput().getType());
+    Type elementType = resultType.getElementType();
+    if (!isa<FloatType, IntegerType>(elementType) || elementType.isInteger(1))
+      return emitLoweringError(op) << "expects numeric elements";
+    llvm::Expected<EinsumSpec> spec = op.getSpec();
+    if (!spec)
+      return emitLoweringError(op) << llvm::toString(spec.takeError());
+    std::string labels = spec->output + spec->reducedLabels();
+    MLIRContext *context = op.getContext();
+    auto dimOf = [&](char label) {
+      return getAffineDimExpr(labels.find(label), context);
+    };
+    SmallVector<AffineMap> maps;
+    for (auto [input, operand] : llvm::zip(spec->inputs, adaptor.getInputs())) {
+      auto shape = cast<RankedTensorType>(operand.getType()).getShape();
+      SmallVector<AffineExpr> exprs;
+      for (auto [label, size] : llvm::zip(input, shape))
+        exprs.push_back(size == 1 && spec->extents.at(label) != 1
+                            ? getAffineConstantExpr(0, context)
+                            : dimOf(label));
+      maps.push_back(AffineMap::get(labels.size(), 0, exprs, context));
+    }
+    SmallVector<AffineExpr> outputExprs;
+    for (char label : spec->output)
+      outputExprs.push_back(dimOf(label));
+    maps.push_back(AffineMap::get(labels.size(), 0, outputExprs, context));
+    SmallVector<utils::IteratorType> iterators =
+        getParallelIterators(spec->output.size());
+    iterators.append(labels.size() - spec->output.size(),
+                     utils::IteratorType::reduction);
+    Location loc = op.getLoc();
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{resultType}, adaptor.getInputs(),
+            ValueRange{createZeroTensor(rewriter, loc, resultType)}, maps,
+            iterators,
+            [](OpBuilder &b, Location nloc, ValueRange args) {
+              Value product = args.front();
+              for (Value factor : args.drop_front().drop_back())
+                product = multiply(b, nloc, product, factor);
+              linalg::YieldOp::create(b, nloc,
+                                      add(b, nloc, args.back(), product));
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 class GemmLowering : public ONNXToLinalgPattern<ONNXGemmOp> {
 public:
   using ONNXToLinalgPattern::ONNXToLinalgPattern;
@@ -263,6 +331,6 @@ protected:
 
 void vram::populateLinearAlgebraToLinalgPatterns(
     const TypeConverter &typeConverter, RewritePatternSet &patterns) {
-  patterns.add<MatMulLowering, GemmLowering>(typeConverter,
-                                             patterns.getContext());
+  patterns.add<MatMulLowering, GemmLowering, EinsumLowering>(
+      typeConverter, patterns.getContext());
 }

@@ -53,6 +53,7 @@ struct ConvertONNXToLinalgPass
     populateNormalizationToLinalgPatterns(typeConverter, patterns);
     populateReductionToLinalgPatterns(typeConverter, patterns);
     populateDataMovementToLinalgPatterns(typeConverter, patterns);
+    populateScatterToLinalgPatterns(typeConverter, patterns);
     populateTrainingOpsToLinalgPatterns(typeConverter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
         patterns, typeConverter);

@@ -1,12 +1,8 @@
-//===- Training.cpp - the training step's own ops to linalg/scf -----------===//
+//===- Training.cpp - the optimizer step to linalg
+//-------------------------===//
 //
-// The ops vram-train adds to a graph beyond inference ones: Greater builds
-// the ReLU masks (an elementwise comparison), ScatterElements the gradients
-// of Gather, vram.update and vram.increment the in-place optimizer step.
-// A scatter writes at data-dependent positions, which no linalg indexing
-// map can express, so `data` (or a copy of it, when other ops read it) is
-// threaded through an scf.for nest over `indices`, one tensor.extract /
-// tensor.insert per update; bufferization turns it into in-place stores.
+// The optimizer step vram-train adds: vram.update and vram.increment, in
+// place on the parameters and their state.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,8 +14,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 using namespace mlir;
@@ -27,149 +21,6 @@ using namespace vram;
 using namespace vram::onnx_to_linalg;
 
 namespace {
-
-/// C = A > B with numpy broadcasting; floats compare ordered (NaN is never
-/// greater), integers by the signedness of the onnx operand type.
-struct GreaterLowering : ONNXToLinalgPattern<ONNXGreaterOp> {
-  using ONNXToLinalgPattern::ONNXToLinalgPattern;
-
-  LogicalResult
-  lower(ONNXGreaterOp op, OpAdaptor adaptor,
-        ConversionPatternRewriter &rewriter) const override {
-    Type onnxElement = getElementTypeOrSelf(op.getA().getType());
-    if (onnxElement != getElementTypeOrSelf(op.getB().getType()))
-      return emitLoweringError(op) << "A and B have different element types";
-    bool isUnsigned = isUnsignedOrBool(onnxElement);
-    Value result = buildElementwiseGeneric(
-        rewriter, op.getLoc(), convertTensorType(op.getC().getType()),
-        {adaptor.getA(), adaptor.getB()},
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          if (isa<FloatType>(args[0].getType()))
-            return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                         args[0], args[1]);
-          return arith::CmpIOp::create(b, loc,
-                                       isUnsigned ? arith::CmpIPredicate::ugt
-                                                  : arith::CmpIPredicate::sgt,
-                                       args[0], args[1]);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-/// output = data, then for every position q of `indices`:
-/// output[q with q[axis] = indices[q]] (op)= updates[q], in row-major order
-/// of q, so with reduction "none" the last of repeated targets wins.
-struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
-  using ONNXToLinalgPattern::ONNXToLinalgPattern;
-
-  LogicalResult
-  lower(ONNXScatterElementsOp op, OpAdaptor adaptor,
-        ConversionPatternRewriter &rewriter) const override {
-    auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
-    auto indicesType = cast<RankedTensorType>(adaptor.getIndices().getType());
-    auto updatesType = cast<RankedTensorType>(adaptor.getUpdates().getType());
-    int64_t rank = dataType.getRank();
-    if (indicesType.getRank() != rank)
-      return emitLoweringError(op) << "indices must have the rank of data ("
-                                   << rank << ")";
-    if (indicesType.getShape() != updatesType.getShape())
-      return emitLoweringError(op) << "indices and updates differ in shape";
-    if (updatesType.getElementType() != dataType.getElementType())
-      return emitLoweringError(op)
-             << "updates and data differ in element type";
-    if (!isa<IntegerType>(indicesType.getElementType()))
-      return emitLoweringError(op) << "indices must be integers";
-    FailureOr<int64_t> axis = normalizeAxis(op, op.getAxis(), rank);
-    if (failed(axis))
-      return failure();
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != *axis && indicesType.getDimSize(d) > dataType.getDimSize(d))
-        return emitLoweringError(op)
-               << "indices dimension " << d << " (" << indicesType.getDimSize(d)
-               << ") exceeds data's (" << dataType.getDimSize(d) << ")";
-    if (failed(checkConstantIndices(op, op.getIndices(), adaptor.getIndices(),
-                                    *axis, dataType.getDimSize(*axis))))
-      return failure();
-    StringRef reduction = op.getReduction();
-    Type elementType = dataType.getElementType();
-    bool isFloat = isa<FloatType>(elementType);
-    bool isUnsigned =
-        getElementTypeOrSelf(op.getData().getType()).isUnsignedInteger();
-    // How an update combines with the element it lands on (max and min as
-    // numpy's: a NaN wins).
-    std::optional<arith::AtomicRMWKind> combine;
-    if (reduction == "add")
-      combine =
-          isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
-    else if (reduction == "mul")
-      combine =
-          isFloat ? arith::AtomicRMWKind::mulf : arith::AtomicRMWKind::muli;
-    else if (reduction == "max")
-      combine = isFloat      ? arith::AtomicRMWKind::maximumf
-                : isUnsigned ? arith::AtomicRMWKind::maxu
-                             : arith::AtomicRMWKind::maxs;
-    else if (reduction == "min")
-      combine = isFloat      ? arith::AtomicRMWKind::minimumf
-                : isUnsigned ? arith::AtomicRMWKind::minu
-                             : arith::AtomicRMWKind::mins;
-    else if (reduction != "none")
-      return emitLoweringError(op) << "reduction '" << reduction
-                                   << "' is not one of none, add, mul, max, "
-                                      "min";
-
-    Location loc = op.getLoc();
-    // A copy keeps `data` itself intact for its other users; without any,
-    // bufferization updates it in place.
-    Value copy = op.updatesDataInPlace()
-                     ? adaptor.getData()
-                     : linalg::CopyOp::create(
-                           rewriter, loc, adaptor.getData(),
-                           createEmptyTensor(rewriter, loc, dataType))
-                           .getResult(0);
-    if (indicesType.getNumElements() == 0) {
-      rewriter.replaceOp(op, copy);
-      return success();
-    }
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value axisSize =
-        arith::ConstantIndexOp::create(rewriter, loc, dataType.getDimSize(*axis));
-    SmallVector<Value> upperBounds;
-    for (int64_t size : indicesType.getShape())
-      upperBounds.push_back(arith::ConstantIndexOp::create(rewriter, loc, size));
-    SmallVector<Value> steps(rank, one);
-    SmallVector<Value> lowerBounds(rank, zero);
-    scf::LoopNest nest = scf::buildLoopNest(
-        rewriter, loc, lowerBounds, upperBounds, steps, ValueRange{copy},
-        [&](OpBuilder &b, Location nloc, ValueRange ivs,
-            ValueRange iterArgs) -> scf::ValueVector {
-          Value index = tensor::ExtractOp::create(b, nloc, adaptor.getIndices(),
-                                                  ivs);
-          index = arith::IndexCastOp::create(b, nloc, b.getIndexType(), index);
-          // ONNX allows negative indices counting from the end of the axis.
-          Value isNegative = arith::CmpIOp::create(
-              b, nloc, arith::CmpIPredicate::slt, index, zero);
-          index = arith::SelectOp::create(
-              b, nloc, isNegative,
-              arith::AddIOp::create(b, nloc, index, axisSize), index);
-          SmallVector<Value> target(ivs);
-          target[*axis] = index;
-          Value update = tensor::ExtractOp::create(b, nloc,
-                                                   adaptor.getUpdates(), ivs);
-          if (combine) {
-            Value current =
-                tensor::ExtractOp::create(b, nloc, iterArgs[0], target);
-            update = arith::getReductionOp(*combine, b, nloc, current, update);
-          }
-          return {tensor::InsertOp::create(b, nloc, update, iterArgs[0],
-                                           target)
-                      .getResult()};
-        });
-    rewriter.replaceOp(op, nest.results.front());
-    return success();
-  }
-};
 
 /// vram.update -> one linalg.generic whose outs are the parameter and its
 /// state: bufferization writes them where they live. The step count and the
@@ -346,6 +197,6 @@ struct IncrementLowering : OpConversionPattern<IncrementOp> {
 
 void vram::populateTrainingOpsToLinalgPatterns(
     const TypeConverter &typeConverter, RewritePatternSet &patterns) {
-  patterns.add<GreaterLowering, ScatterElementsLowering, UpdateLowering,
-               IncrementLowering>(typeConverter, patterns.getContext());
+  patterns.add<UpdateLowering, IncrementLowering>(typeConverter,
+                                                  patterns.getContext());
 }

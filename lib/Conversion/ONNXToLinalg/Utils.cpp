@@ -23,15 +23,17 @@ InFlightDiagnostic emitLoweringError(Operation *op) {
 }
 
 LogicalResult checkConstantIndices(Operation *op, Value original,
-                                   Value converted, int64_t axis,
-                                   int64_t extent) {
+                                   Value converted,
+                                   ArrayRef<IndexedAxis> axes) {
   if (std::optional<SmallVector<int64_t>> constant =
           getConstantIntValues(original, converted))
-    for (int64_t index : *constant)
-      if (index < -extent || index >= extent)
+    for (auto [i, index] : llvm::enumerate(*constant)) {
+      const IndexedAxis &addressed = axes[i % axes.size()];
+      if (index < -addressed.extent || index >= addressed.extent)
         return emitLoweringError(op)
-               << "index " << index << " is out of range for axis " << axis
-               << " of size " << extent;
+               << "index " << index << " is out of range for axis "
+               << addressed.axis << " of size " << addressed.extent;
+    }
   return success();
 }
 

@@ -192,14 +192,21 @@ getConstantFloatValues(mlir::Value value);
 std::optional<llvm::SmallVector<int64_t>>
 getConstantIntValues(mlir::Value original, mlir::Value converted);
 
-/// Gather's and ScatterElements' indices, when constant (`original` and
+/// An axis of the data an index addresses, and its size.
+struct IndexedAxis {
+  int64_t axis, extent;
+};
+
+/// Gather's and the scatters' indices, when constant (`original` and
 /// `converted` as for getConstantIntValues), must lie in [-extent, extent)
-/// of `axis`: ONNX makes any other an error, which is reported at `op`
-/// rather than read or written out of bounds.
+/// of the axis they address: ONNX makes any other an error, which is
+/// reported at `op` rather than read or written out of bounds. Element i
+/// addresses axes[i % axes.size()] (one axis for Gather and ScatterElements;
+/// one per tuple component for ScatterND).
 mlir::LogicalResult checkConstantIndices(mlir::Operation *op,
                                          mlir::Value original,
-                                         mlir::Value converted, int64_t axis,
-                                         int64_t extent);
+                                         mlir::Value converted,
+                                         llvm::ArrayRef<IndexedAxis> axes);
 
 /// `axis` in [-rank, rank) made non-negative; a lowering error at `op`
 /// otherwise.

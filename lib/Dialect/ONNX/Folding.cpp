@@ -142,6 +142,22 @@ OpFoldResult ONNXGreaterOp::fold(FoldAdaptor adaptor) {
                        });
 }
 
+OpFoldResult ONNXNotOp::fold(FoldAdaptor adaptor) {
+  auto mask = dyn_cast_if_present<DenseElementsAttr>(adaptor.getX());
+  if (!mask || !mask.getElementType().isInteger(1))
+    return {};
+  SmallVector<bool> negated;
+  for (bool bit : mask.getValues<bool>())
+    negated.push_back(!bit);
+  return DenseElementsAttr::get(mask.getType(), ArrayRef<bool>(negated));
+}
+
+OpFoldResult ONNXEqualOp::fold(FoldAdaptor adaptor) {
+  return foldIntBinary(
+      *this, adaptor.getA(), adaptor.getB(),
+      [](int64_t a, int64_t b) -> std::optional<int64_t> { return a == b; });
+}
+
 /// The integer binary operators of the default domain that shape
 /// computations use, by op_type; null for others.
 using IntBinaryFn = std::optional<int64_t> (*)(int64_t, int64_t);
@@ -172,29 +188,46 @@ static IntBinaryFn getGenericIntBinary(ONNXNodeOp op) {
             [](int64_t a, int64_t b) -> std::optional<int64_t> {
               return std::max(a, b);
             })
-      .Case("Equal",
-            [](int64_t a, int64_t b) -> std::optional<int64_t> {
-              return a == b;
-            })
-      .Case("Less",
-            [](int64_t a, int64_t b) -> std::optional<int64_t> {
-              return a < b;
-            })
-      .Case("LessOrEqual",
-            [](int64_t a, int64_t b) -> std::optional<int64_t> {
-              return a <= b;
-            })
-      .Case("GreaterOrEqual",
-            [](int64_t a, int64_t b) -> std::optional<int64_t> {
-              return a >= b;
-            })
+      .Case(
+          "Less",
+          [](int64_t a, int64_t b) -> std::optional<int64_t> { return a < b; })
+      .Case(
+          "LessOrEqual",
+          [](int64_t a, int64_t b) -> std::optional<int64_t> { return a <= b; })
+      .Case(
+          "GreaterOrEqual",
+          [](int64_t a, int64_t b) -> std::optional<int64_t> { return a >= b; })
       .Default(nullptr);
+}
+
+/// ConstantOfShape of a constant shape: a splat of its `value` (default
+/// float 0), whose result type the importer already made static.
+static OpFoldResult foldConstantOfShape(ONNXNodeOp op, Attribute shape) {
+  auto type = getRankedType(op->getResult(0));
+  if (!type || !type.hasStaticShape() || !shape)
+    return {};
+  auto value = op->getAttrOfType<DenseElementsAttr>("value");
+  if (!value)
+    return DenseElementsAttr::get(
+        type, FloatAttr::get(Float32Type::get(op.getContext()), 0.0));
+  if (value.getNumElements() != 1 ||
+      value.getElementType() != type.getElementType())
+    return {};
+  return DenseElementsAttr::get(type, value.getValues<Attribute>()[0]);
 }
 
 LogicalResult ONNXNodeOp::fold(FoldAdaptor adaptor,
                                SmallVectorImpl<OpFoldResult> &results) {
-  if (!getDomain().empty() || getNumResults() != 1 ||
-      adaptor.getInputs().size() != 2)
+  if (!getDomain().empty() || getNumResults() != 1)
+    return failure();
+  if (getOpType() == "ConstantOfShape" && adaptor.getInputs().size() == 1) {
+    OpFoldResult folded = foldConstantOfShape(*this, adaptor.getInputs()[0]);
+    if (!folded)
+      return failure();
+    results.push_back(folded);
+    return success();
+  }
+  if (adaptor.getInputs().size() != 2)
     return failure();
   IntBinaryFn fn = getGenericIntBinary(*this);
   if (!fn)

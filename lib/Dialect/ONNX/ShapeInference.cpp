@@ -284,6 +284,10 @@ ONNXScatterElementsOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return inferSameTypeAsOperand(getData(), types);
 }
 
+LogicalResult ONNXScatterNDOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferSameTypeAsOperand(getData(), types);
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution, pooling, normalisation
 //===----------------------------------------------------------------------===//
@@ -466,6 +470,41 @@ ONNXLayerNormalizationOp::inferResultTypes(SmallVectorImpl<Type> &types) {
 //===----------------------------------------------------------------------===//
 // Linear algebra
 //===----------------------------------------------------------------------===//
+
+llvm::Expected<EinsumSpec> ONNXEinsumOp::getSpec() {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value input : getInputs()) {
+    auto type = getRankedType(input);
+    if (!type)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "operands must be ranked");
+    shapes.push_back(type.getShape());
+  }
+  return parseEinsum(getEquation(), shapes);
+}
+
+LogicalResult ONNXEinsumOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  if (getInputs().empty())
+    return emitOpError("needs at least one operand");
+  Type elementType = elementTypeOf(getInputs()[0]);
+  if (llvm::any_of(getInputs(),
+                   [](Value input) { return !getRankedType(input); }))
+    return unranked(elementType, types);
+  for (Value input : getInputs())
+    if (elementTypeOf(input) != elementType)
+      return emitOpError("operands differ in element type");
+  llvm::Expected<EinsumSpec> spec = getSpec();
+  if (!spec)
+    return emitOpError() << llvm::toString(spec.takeError());
+  SmallVector<int64_t> shape = spec->outputShape();
+  for (int64_t &dim : shape)
+    if (dim < 0)
+      dim = kDynamic;
+  if (failed(checkRank(getOperation(), shape.size())))
+    return failure();
+  types.push_back(tensorOf(shape, elementType));
+  return success();
+}
 
 LogicalResult ONNXMatMulOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   auto a = getRankedType(getA()), b = getRankedType(getB());

@@ -22,9 +22,10 @@ public:
   ONNXToLinalgTypeConverter();
 };
 
-/// Elementwise math and activations: Add, Sub, Mul, Div, Pow, Sqrt, Neg,
-/// Exp, Log, Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu, HardSigmoid,
-/// HardSwish, Clip, Where, Cast (with multidirectional broadcasting).
+/// Elementwise math and activations: Add, Sub, Mul, Div, Pow, Sqrt,
+/// Reciprocal, Neg, Exp, Log, Relu, LeakyRelu, Sigmoid, Tanh, Erf, Gelu,
+/// HardSigmoid, HardSwish, Clip, Where, Cast, Greater, Equal, Not (with
+/// multidirectional broadcasting).
 void populateElementwiseToLinalgPatterns(
     const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
 
@@ -50,8 +51,11 @@ void populateReductionToLinalgPatterns(const mlir::TypeConverter &typeConverter,
 void populateDataMovementToLinalgPatterns(
     const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
 
-/// Ops the training step (vram-train) adds: Greater (ReLU masks) and
-/// ScatterElements with reduction none/add/mul (Gather gradients).
+/// ScatterElements (Gather's gradients) and ScatterND, with every reduction.
+void populateScatterToLinalgPatterns(const mlir::TypeConverter &typeConverter,
+                                     mlir::RewritePatternSet &patterns);
+
+/// The optimizer step vram-train adds: vram.update and vram.increment.
 void populateTrainingOpsToLinalgPatterns(
     const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
 

@@ -11,6 +11,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "vram/Dialect/ONNX/Einsum.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 
 #include "vram/Dialect/ONNX/ONNXInterfaces.h.inc"

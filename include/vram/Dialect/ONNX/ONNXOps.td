@@ -154,6 +154,7 @@ def ONNXSigmoidOp : ONNX_UnaryOp<"Sigmoid", "1 / (1 + exp(-x))">;
 def ONNXTanhOp : ONNX_UnaryOp<"Tanh", "hyperbolic tangent">;
 def ONNXErfOp : ONNX_UnaryOp<"Erf", "Gauss error function">;
 def ONNXSqrtOp : ONNX_UnaryOp<"Sqrt", "square root">;
+def ONNXReciprocalOp : ONNX_UnaryOp<"Reciprocal", "1 / x">;
 def ONNXNegOp : ONNX_UnaryOp<"Neg", "negation">;
 def ONNXExpOp : ONNX_UnaryOp<"Exp", "exponential">;
 def ONNXLogOp : ONNX_UnaryOp<"Log", "natural logarithm">;
@@ -344,6 +345,16 @@ def ONNXMatMulOp : ONNX_Op<"MatMul", [ONNX_InferShapes, Pure]> {
   let hasVerifier = 1;
 }
 
+def ONNXEinsumOp : ONNX_Op<"Einsum", [ONNX_InferShapes, Pure]> {
+  let summary = "Einstein summation over labelled dimensions (numpy's einsum)";
+  let arguments = (ins Variadic<AnyTensor>:$Inputs, StrAttr:$equation);
+  let results = (outs AnyTensor:$Output);
+  let extraClassDeclaration = [{
+    /// The equation parsed against the operand shapes (ranked operands).
+    ::llvm::Expected<::vram::EinsumSpec> getSpec();
+  }];
+}
+
 def ONNXGemmOp : ONNX_Op<"Gemm", [ONNX_InferShapes, Pure]> {
   let summary = "alpha * A' B' + beta * C on 2-d operands";
   let arguments = (ins AnyTensor:$A, AnyTensor:$B, ONNX_TensorOrNone:$C,
@@ -490,8 +501,9 @@ def ONNXResizeOp : ONNX_Op<"Resize", [ONNX_InferShapes, Pure]> {
 // Ops the training step's gradients use (vram-train, docs/training.md)
 //===----------------------------------------------------------------------===//
 
-def ONNXGreaterOp : ONNX_BroadcastBinaryOp<"Greater",
-                                           "elementwise A > B, as i1"> {
+// Comparisons: broadcasting binary ops with an i1 result.
+class ONNX_ComparisonOp<string mnemonic, string what> :
+    ONNX_BroadcastBinaryOp<mnemonic, what> {
   let results = (outs TensorOf<[I1]>:$C);
   let extraClassDefinition = [{
     ::mlir::LogicalResult $cppClass::inferResultTypes(
@@ -501,6 +513,23 @@ def ONNXGreaterOp : ONNX_BroadcastBinaryOp<"Greater",
                                   resultTypes);
     }
   }];
+}
+
+def ONNXGreaterOp : ONNX_ComparisonOp<"Greater", "elementwise A > B, as i1">;
+// Masks in exported attention (masked_fill(mask != 0, ...)).
+def ONNXEqualOp : ONNX_ComparisonOp<"Equal", "elementwise A == B, as i1">;
+def ONNXNotOp : ONNX_UnaryOp<"Not", "logical negation of i1"> {
+  let hasFolder = 1; // of constant masks in shape computations
+}
+
+// ScatterND: slice_scatter / index_put as dynamo writes them (Swin's
+// shifted-window mask, KV-cache updates).
+def ONNXScatterNDOp : ONNX_Op<"ScatterND", [ONNX_InferShapes, Pure]> {
+  let summary = "copies `data`, then writes (or with `reduction`, combines) "
+                "each slice of `updates` at the index tuple `indices` gives";
+  let arguments = (ins AnyTensor:$data, AnyTensor:$indices, AnyTensor:$updates,
+                       DefaultValuedStrAttr<StrAttr, "none">:$reduction);
+  let results = (outs AnyTensor:$output);
 }
 
 def ONNXScatterElementsOp : ONNX_Op<"ScatterElements", [ONNX_InferShapes, Pure]> {
