@@ -765,7 +765,7 @@ def summarize(manifest, path):
     lines = [
         "# ONNX node tests per operator and opset",
         "",
-        "Draft; written by `scripts/make_node_tests.py --summary` "
+        "Written by `scripts/make_node_tests.py --summary` "
         f"(onnx {manifest['onnx_version']}"
         + (f", onnxruntime {manifest['onnxruntime_version']}"
            if manifest.get("onnxruntime_version") else "")
@@ -785,8 +785,7 @@ def summarize(manifest, path):
         "",
         "Cells count generated tests; `·`: the operator is not defined at "
         "that opset; `0`: it is, but none of its tests carries there "
-        "(listed below). Pass counts: to be added once vram-opt imports "
-        "opsets above 17.",
+        "(listed below). Pass counts: the measured section at the end.",
         "",
         "## Single-node tests of the supported operators",
         "",

@@ -128,7 +128,8 @@ func.func @slice_negative_step(%x: tensor<10xf32>) -> tensor<3xf32> {
 
 // -----
 
-// Gather on axis 1 (of 4): a negative index i reads i + 4.
+// Gather on axis 1 (of 4): a negative index i reads i + 4; one still out
+// of range is clamped into [0, 3] (it cannot read outside the row).
 // CHECK-DAG: #[[IDX:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @gather
 // CHECK: linalg.generic {indexing_maps = [#[[IDX]], #{{.+}}]
@@ -137,8 +138,10 @@ func.func @slice_negative_step(%x: tensor<10xf32>) -> tensor<3xf32> {
 // CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[I]], %c0
 // CHECK: %[[WRAP:.+]] = arith.addi %[[I]], %c4
 // CHECK: %[[SEL:.+]] = arith.select %[[NEG]], %[[WRAP]], %[[I]]
+// CHECK: %[[LOW:.+]] = arith.maxsi %[[SEL]], %c0
+// CHECK: %[[CLAMPED:.+]] = arith.minsi %[[LOW]], %c3
 // CHECK: %[[ROW:.+]] = linalg.index 0
-// CHECK: tensor.extract %arg0[%[[ROW]], %[[SEL]]] : tensor<3x4xf32>
+// CHECK: tensor.extract %arg0[%[[ROW]], %[[CLAMPED]]] : tensor<3x4xf32>
 func.func @gather(%x: tensor<3x4xf32>, %i: tensor<2xi64>) -> tensor<3x2xf32> {
   %0 = onnx.Gather(%x, %i) {axis = -1 : i64} : (tensor<3x4xf32>, tensor<2xi64>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>

@@ -9,6 +9,7 @@
 
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
+#include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Import/ONNXImporter.h"
 #include "vram/Runner/GradientCheck.h"
@@ -337,6 +338,60 @@ static LogicalResult checkHostMemory(func::FuncOp main) {
   return failure();
 }
 
+/// The extent of each component of an index that `user` reads from
+/// `indices` (one for Gather and ScatterElements, k for ScatterND's
+/// k-tuples), or none when `user` does not read `indices` as indices.
+static SmallVector<int64_t> indexedExtents(Operation *user, Value indices) {
+  auto dimOf = [](Value data, int64_t axis) {
+    auto type = cast<RankedTensorType>(data.getType());
+    return type.getDimSize(axis < 0 ? axis + type.getRank() : axis);
+  };
+  if (auto gather = dyn_cast<ONNXGatherOp>(user);
+      gather && gather.getIndices() == indices)
+    return {dimOf(gather.getData(), gather.getAxis())};
+  if (auto scatter = dyn_cast<ONNXScatterElementsOp>(user);
+      scatter && scatter.getIndices() == indices)
+    return {dimOf(scatter.getData(), scatter.getAxis())};
+  if (auto scatter = dyn_cast<ONNXScatterNDOp>(user);
+      scatter && scatter.getIndices() == indices) {
+    SmallVector<int64_t> extents;
+    int64_t k = cast<RankedTensorType>(indices.getType()).getShape().back();
+    for (int64_t axis = 0; axis < k; ++axis)
+      extents.push_back(dimOf(scatter.getData(), axis));
+    return extents;
+  }
+  return {};
+}
+
+/// Index inputs (token ids into an embedding, ...) in range: ONNX makes an
+/// index outside [-extent, extent) an error, which the generated code can
+/// only clamp, so it is reported here, naming the input and the node.
+static LogicalResult checkIndexArguments(func::FuncOp main,
+                                         ArrayRef<HostTensor> arguments) {
+  if (arguments.size() != main.getNumArguments())
+    return success();
+  for (auto [argument, tensor] : llvm::zip(main.getArguments(), arguments))
+    for (Operation *user : argument.getUsers()) {
+      SmallVector<int64_t> extents = indexedExtents(user, argument);
+      for (int64_t i = 0; !extents.empty() && i < tensor.getNumElements();
+           ++i) {
+        int64_t index = tensor.getAsInt(i);
+        int64_t extent = extents[i % extents.size()];
+        if (index >= -extent && index < extent)
+          continue;
+        auto name = main.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                      "onnx.name");
+        fail("input '" + (name ? name.getValue() : llvm::StringRef("?")) +
+             "' holds index " + llvm::Twine(index) + " (element " +
+             llvm::Twine(i) + "), out of range for an axis of " +
+             llvm::Twine(extent) + " elements at " +
+             user->getName().getStringRef() + " '" + getOpName(user) + "'");
+        return failure();
+      }
+    }
+  return success();
+}
+
 /// The next call's arguments: each result named like an argument (the
 /// step's updated parameters and state) replaces it.
 static void feedBackState(const FunctionSignature &signature,
@@ -448,7 +503,7 @@ int main(int argc, char **argv) {
     return 1;
   FailureOr<SmallVector<HostTensor>> arguments =
       buildArguments(*signature, importedKinds);
-  if (failed(arguments))
+  if (failed(arguments) || failed(checkIndexArguments(main, *arguments)))
     return 1;
 
   llvm::Timer compileTimer("compile", "lower and JIT-compile", timers);

@@ -691,15 +691,7 @@ protected:
         rewriter, op.getLoc(), resultType, ValueRange{adaptor.getIndices()},
         {indicesMap},
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          // Negative indices count from the back of the axis.
-          Value index =
-              arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]);
-          Value isNegative =
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                                    arith::ConstantIndexOp::create(b, loc, 0));
-          Value wrapped = arith::AddIOp::create(
-              b, loc, index, arith::ConstantIndexOp::create(b, loc, extent));
-          index = arith::SelectOp::create(b, loc, isNegative, wrapped, index);
+          Value index = wrapIndex(b, loc, args[0], extent);
           SmallVector<Value> position;
           for (int64_t dim = 0; dim < dataType.getRank(); ++dim) {
             if (dim < *axis)

@@ -28,9 +28,14 @@ namespace {
 
 /// How an update combines with the element it lands on, by ONNX's
 /// `reduction` (max and min as numpy's: a NaN wins); nullopt for "none",
-/// where the update replaces it.
-FailureOr<std::optional<arith::AtomicRMWKind>>
-getCombineKind(Operation *op, StringRef reduction, Type onnxElement) {
+/// where the update replaces it. Checks first that updates and data agree
+/// in element type.
+template <typename ScatterOp>
+FailureOr<std::optional<arith::AtomicRMWKind>> getCombineKind(ScatterOp op) {
+  Type onnxElement = getElementTypeOrSelf(op.getData().getType());
+  if (getElementTypeOrSelf(op.getUpdates().getType()) != onnxElement)
+    return emitLoweringError(op) << "updates and data differ in element type";
+  StringRef reduction = op.getReduction();
   bool isFloat = isa<FloatType>(onnxElement);
   bool isUnsigned = onnxElement.isUnsignedInteger();
   if (reduction == "none")
@@ -51,18 +56,11 @@ getCombineKind(Operation *op, StringRef reduction, Type onnxElement) {
                                << "' is not one of none, add, mul, max, min";
 }
 
-/// An index element as an index value; a negative one counts from the end
-/// of an axis of `extent` elements, as ONNX allows.
+/// The index element of `indices` at `position`, wrapped (wrapIndex).
 Value loadIndex(OpBuilder &b, Location loc, Value indices, ValueRange position,
                 int64_t extent) {
-  Value index = tensor::ExtractOp::create(b, loc, indices, position);
-  index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value isNegative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
-  Value wrapped = arith::AddIOp::create(
-      b, loc, index, arith::ConstantIndexOp::create(b, loc, extent));
-  return arith::SelectOp::create(b, loc, isNegative, wrapped, index);
+  return wrapIndex(b, loc, tensor::ExtractOp::create(b, loc, indices, position),
+                   extent);
 }
 
 /// `into` with every element of `updates` written (or combined) at the
@@ -123,8 +121,6 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
              << "indices must have the rank of data (" << rank << ")";
     if (indicesType.getShape() != updatesType.getShape())
       return emitLoweringError(op) << "indices and updates differ in shape";
-    if (updatesType.getElementType() != dataType.getElementType())
-      return emitLoweringError(op) << "updates and data differ in element type";
     if (!isa<IntegerType>(indicesType.getElementType()))
       return emitLoweringError(op) << "indices must be integers";
     FailureOr<int64_t> axis = normalizeAxis(op, op.getAxis(), rank);
@@ -139,8 +135,7 @@ struct ScatterElementsLowering : ONNXToLinalgPattern<ONNXScatterElementsOp> {
     if (failed(checkConstantIndices(op, op.getIndices(), adaptor.getIndices(),
                                     IndexedAxis{*axis, axisSize})))
       return failure();
-    FailureOr<std::optional<arith::AtomicRMWKind>> combine = getCombineKind(
-        op, op.getReduction(), getElementTypeOrSelf(op.getData().getType()));
+    FailureOr<std::optional<arith::AtomicRMWKind>> combine = getCombineKind(op);
     if (failed(combine))
       return failure();
 
@@ -192,16 +187,13 @@ struct ScatterNDLowering : ONNXToLinalgPattern<ONNXScatterNDOp> {
                 "data.shape[k:] ("
              << RankedTensorType::get(expected, updatesType.getElementType())
              << "), got " << updatesType;
-    if (updatesType.getElementType() != dataType.getElementType())
-      return emitLoweringError(op) << "updates and data differ in element type";
     SmallVector<IndexedAxis> addressed;
     for (int64_t axis = 0; axis < tupleSize; ++axis)
       addressed.push_back({axis, dataType.getDimSize(axis)});
     if (failed(checkConstantIndices(op, op.getIndices(), adaptor.getIndices(),
                                     addressed)))
       return failure();
-    FailureOr<std::optional<arith::AtomicRMWKind>> combine = getCombineKind(
-        op, op.getReduction(), getElementTypeOrSelf(op.getData().getType()));
+    FailureOr<std::optional<arith::AtomicRMWKind>> combine = getCombineKind(op);
     if (failed(combine))
       return failure();
 

@@ -22,6 +22,19 @@ InFlightDiagnostic emitLoweringError(Operation *op) {
   return op->emitOpError() << "cannot be lowered to linalg: ";
 }
 
+Value wrapIndex(OpBuilder &b, Location loc, Value index, int64_t extent) {
+  index = arith::IndexCastOp::create(b, loc, b.getIndexType(), index);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value isNegative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::AddIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, extent));
+  index = arith::SelectOp::create(b, loc, isNegative, wrapped, index);
+  index = arith::MaxSIOp::create(b, loc, index, zero);
+  return arith::MinSIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, extent - 1));
+}
+
 LogicalResult checkConstantIndices(Operation *op, Value original,
                                    Value converted,
                                    ArrayRef<IndexedAxis> axes) {

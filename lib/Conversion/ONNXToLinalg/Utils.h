@@ -192,6 +192,16 @@ getConstantFloatValues(mlir::Value value);
 std::optional<llvm::SmallVector<int64_t>>
 getConstantIntValues(mlir::Value original, mlir::Value converted);
 
+/// An index element (any integer type) as an index into an axis of
+/// `extent` elements: a negative one counts from the end, as ONNX allows,
+/// and one still out of range is clamped to the axis. ONNX makes such an
+/// index an error; constant ones are refused at compile time
+/// (checkConstantIndices) and vram-run checks its index inputs, so the
+/// clamp only keeps an index computed at run time from addressing memory
+/// outside the tensor.
+mlir::Value wrapIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value index,
+                      int64_t extent);
+
 /// An axis of the data an index addresses, and its size.
 struct IndexedAxis {
   int64_t axis, extent;

@@ -40,15 +40,23 @@ static RankedTensorType tensorOf(ArrayRef<int64_t> shape, Type elementType) {
   return RankedTensorType::get(shape, elementType);
 }
 
-/// Product of static dims; dynamic when any is.
-static int64_t product(ArrayRef<int64_t> dims) {
+/// Product of the dims: kDynamic when one is dynamic; nullopt when the
+/// static ones overflow int64 (a corrupt shape: no tensor has 2^63
+/// elements).
+static std::optional<int64_t> product(ArrayRef<int64_t> dims) {
   int64_t result = 1;
+  bool dynamic = false;
   for (int64_t d : dims) {
     if (ShapedType::isDynamic(d))
-      return kDynamic;
-    result *= d;
+      dynamic = true;
+    else if (llvm::MulOverflow(result, d, result))
+      return std::nullopt;
   }
-  return result;
+  return dynamic ? kDynamic : result;
+}
+
+static LogicalResult tooManyElements(Operation *op) {
+  return op->emitOpError("result would have more than 2^63 elements");
 }
 
 /// Normalises a list of axes against `rank`; fails on an out-of-range or
@@ -612,9 +620,11 @@ LogicalResult ONNXFlattenOp::inferResultTypes(SmallVectorImpl<Type> &types) {
       normalizeAxis(*this, getAxis(), type.getRank(), /*allowRank=*/true);
   if (failed(axis))
     return failure();
-  types.push_back(tensorOf({product(type.getShape().take_front(*axis)),
-                            product(type.getShape().drop_front(*axis))},
-                           type.getElementType()));
+  std::optional<int64_t> outer = product(type.getShape().take_front(*axis));
+  std::optional<int64_t> inner = product(type.getShape().drop_front(*axis));
+  if (!outer || !inner)
+    return tooManyElements(*this);
+  types.push_back(tensorOf({*outer, *inner}, type.getElementType()));
   return success();
 }
 
@@ -661,22 +671,26 @@ LogicalResult ONNXReshapeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
     shape.push_back(dim);
   }
   if (inferred >= 0 && data && data.hasStaticShape()) {
-    int64_t known = 1;
-    for (auto [i, dim] : llvm::enumerate(shape))
-      if (static_cast<int64_t>(i) != inferred)
-        known = ShapedType::isDynamic(dim) ? kDynamic : known * dim;
-    if (!ShapedType::isDynamic(known)) {
-      if (known == 0 || data.getNumElements() % known != 0)
+    SmallVector<int64_t> others(shape);
+    others[inferred] = 1;
+    std::optional<int64_t> known = product(others);
+    if (!known)
+      return tooManyElements(*this);
+    if (!ShapedType::isDynamic(*known)) {
+      if (*known == 0 || data.getNumElements() % *known != 0)
         return emitOpError() << "cannot reshape " << data.getNumElements()
-                             << " elements into a shape with " << known
+                             << " elements into a shape with " << *known
                              << " elements per -1 entry";
-      shape[inferred] = data.getNumElements() / known;
+      shape[inferred] = data.getNumElements() / *known;
     }
   }
-  if (data && data.hasStaticShape() && !ShapedType::isDynamic(product(shape)) &&
-      product(shape) != data.getNumElements())
+  std::optional<int64_t> total = product(shape);
+  if (!total)
+    return tooManyElements(*this);
+  if (data && data.hasStaticShape() && !ShapedType::isDynamic(*total) &&
+      *total != data.getNumElements())
     return emitOpError() << "cannot reshape " << data.getNumElements()
-                         << " elements into " << product(shape);
+                         << " elements into " << *total;
   types.push_back(tensorOf(shape, elementType));
   return success();
 }
