@@ -7,13 +7,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Analysis/CostModel.h"
-#include "vram/Conversion/Passes.h"
 #include "vram/Analysis/DeviceProfile.h"
 #include "vram/Analysis/MaxBatch.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/MemoryReport.h"
+#include "vram/Conversion/Passes.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 #include "vram/Dialect/Vram/VramDialect.h"
+#include "vram/Import/NodeDiagnostics.h"
 #include "vram/Import/ONNXImporter.h"
 #include "vram/Pipelines/GPUPipeline.h"
 #include "vram/Pipelines/Passes.h"
@@ -213,69 +214,12 @@ static FailureOr<vram::ONNXImportOptions> getImportOptions() {
   return options;
 }
 
-static llvm::StringRef severityName(DiagnosticSeverity severity) {
-  switch (severity) {
-  case DiagnosticSeverity::Error:
-    return "error";
-  case DiagnosticSeverity::Warning:
-    return "warning";
-  case DiagnosticSeverity::Note:
-    return "note";
-  case DiagnosticSeverity::Remark:
-    return "remark";
-  }
-  llvm_unreachable("unknown diagnostic severity");
-}
-
-/// Renders an import location as `file: node 'name'`: the node name is what
-/// a user can find in their model, the file position (always 0:0) is not.
-static void printImportLocation(Location loc, llvm::raw_ostream &os) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    printImportLocation(name.getChildLoc(), os);
-    os << ": node '" << name.getName().getValue() << "'";
-  } else if (auto file = dyn_cast<FileLineColLoc>(loc)) {
-    os << file.getFilename().getValue();
-  } else {
-    loc.print(os);
-  }
-}
-
-namespace {
-/// Prints the diagnostics of a context that holds imported IR as
-/// `file: node 'name': error: message`, notes likewise: the node name says
-/// where; the generic form of the op would be noise.
-class NodeDiagnosticPrinter {
-public:
-  explicit NodeDiagnosticPrinter(MLIRContext &context)
-      : handler(&context, handle) {
-    context.printOpOnDiagnostic(false);
-  }
-
-  /// Prints `diag` and its notes; the diagnostic is handled.
-  static LogicalResult handle(Diagnostic &diag) {
-    print(diag);
-    for (Diagnostic &note : diag.getNotes())
-      print(note);
-    return success();
-  }
-
-private:
-  static void print(Diagnostic &diag) {
-    printImportLocation(diag.getLocation(), llvm::errs());
-    llvm::errs() << ": " << severityName(diag.getSeverity()) << ": " << diag
-                 << "\n";
-  }
-
-  ScopedDiagnosticHandler handler;
-};
-} // namespace
-
 /// Imports an ONNX model and returns it as MLIR text for MlirOptMain.
 static std::unique_ptr<llvm::MemoryBuffer>
 importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
                  const vram::ONNXImportOptions &options) {
   MLIRContext context(registry);
-  NodeDiagnosticPrinter printer(context);
+  vram::NodeDiagnosticPrinter printer(context);
   OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
   if (!module)
     return nullptr;
@@ -320,7 +264,7 @@ static FailureOr<uint64_t> analysePeakAtBatch(llvm::StringRef path,
                                               vram::ONNXImportOptions options,
                                               int64_t batch) {
   MLIRContext context(registry);
-  NodeDiagnosticPrinter printer(context);
+  vram::NodeDiagnosticPrinter printer(context);
   OwningOpRef<ModuleOp> module =
       importStepAtBatch(path, context, options, batch);
   if (!module)
@@ -381,7 +325,7 @@ planAtBatch(llvm::StringRef path, DialectRegistry &registry,
             const vram::DeviceProfile &profile,
             const vram::FunctionPlanOptions &planOptions) {
   MLIRContext context(registry);
-  NodeDiagnosticPrinter printer(context);
+  vram::NodeDiagnosticPrinter printer(context);
   OwningOpRef<ModuleOp> module =
       importStepAtBatch(path, context, options, batch);
   if (!module)
@@ -619,7 +563,7 @@ int main(int argc, char **argv) {
        importedModel](PassManager &pm) -> LogicalResult {
         if (importedModel)
           pm.getContext()->getDiagEngine().registerHandler(
-              NodeDiagnosticPrinter::handle);
+              vram::NodeDiagnosticPrinter::handle);
         if (!steps.empty() &&
             failed(parsePassPipeline(llvm::join(steps, ","), pm,
                                      llvm::errs())))

@@ -11,6 +11,7 @@
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/Vram/VramDialect.h"
+#include "vram/Import/NodeDiagnostics.h"
 #include "vram/Import/ONNXImporter.h"
 #include "vram/Runner/GradientCheck.h"
 #include "vram/Runner/JitRunner.h"
@@ -460,8 +461,14 @@ int main(int argc, char **argv) {
   registerJitTranslations(registry);
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
+  // A model's errors name its nodes; MLIR input keeps file:line:col.
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::optional<SourceMgrDiagnosticHandler> mlirDiagnostics;
+  std::optional<NodeDiagnosticPrinter> nodeDiagnostics;
+  if (isONNXFileName(inputFilename))
+    nodeDiagnostics.emplace(context);
+  else
+    mlirDiagnostics.emplace(sourceMgr, &context);
 
   llvm::TimerGroup timers("vram-run", "vram-run phases");
   OwningOpRef<ModuleOp> module = loadModule(context);
