@@ -1225,8 +1225,14 @@ void GraphImporter::normalizeResize(NodeContext &node) {
   int64_t rank = type.getRank();
   SmallVector<int64_t> axes;
   if (axesAttr)
-    for (int64_t axis : intsOf(*axesAttr))
-      axes.push_back(axis < 0 ? axis + rank : axis);
+    for (int64_t axis : intsOf(*axesAttr)) {
+      int64_t normalized = axis < 0 ? axis + rank : axis;
+      if (normalized < 0 || normalized >= rank ||
+          llvm::is_contained(axes, normalized))
+        fail("node '" + node.name + "': Resize axis " + llvm::Twine(axis) +
+             " is out of range for rank " + llvm::Twine(rank) + " or repeated");
+      axes.push_back(normalized);
+    }
   else
     for (int64_t d = 0; d < rank; ++d)
       axes.push_back(d);
