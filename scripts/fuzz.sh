@@ -43,7 +43,7 @@ mkdir -p "$build/artifacts"
 jobs=$(nproc)
 # One libFuzzer process per core, each a share of the runs, on one corpus.
 fuzz() {
-  local target=$1 runs=$2 seeds=$3 max_len=$4
+  local target=$1 runs=$2 seeds=$3 max_len=$4 keep_kb=$5
   local corpus="$build/corpus/$target"
   mkdir -p "$corpus" "$root/fuzz/corpus/$target"
   echo "== vram-fuzz-$target: $runs runs in $jobs processes"
@@ -61,15 +61,19 @@ fuzz() {
   executed=$(cat "$build/$target"-*.log |
     awk '/stat::number_of_executed_units/ {sum += $2} END {print sum + 0}')
   echo "   $executed executions in $((SECONDS - start)) s"
-  "$build/bin/vram-fuzz-$target" -merge=1 "$root/fuzz/corpus/$target" \
-    "$corpus" > /dev/null 2>&1
+  # Into the committed corpus: the inputs under keep_kb that add coverage.
+  local small="$build/small-$target"
+  rm -rf "$small" && mkdir -p "$small"
+  find "$corpus" -type f -size -"$keep_kb"k -exec cp {} "$small"/ \;
+  "$build/bin/vram-fuzz-$target" -set_cover_merge=1 \
+    "$root/fuzz/corpus/$target" "$small" > /dev/null 2>&1
 }
 # Inputs up to 16 KB for the importer (a small model's whole file; larger
 # seeds are fuzzed in their first 16 KB) keep it near 1,000 runs a second
 # under the sanitizers; the driver gets whole kit-sized test models.
-fuzz import "$import_runs" "$seeds" 16384
-fuzz driver "$driver_runs" "$seeds" 131072
-fuzz graph "$graph_runs" "$graph_seeds" 65536
+fuzz import "$import_runs" "$seeds" 16384 16
+fuzz driver "$driver_runs" "$seeds" 131072 32
+fuzz graph "$graph_runs" "$graph_seeds" 65536 8
 if compgen -G "$build/artifacts/*" > /dev/null; then
   echo "findings: $(ls "$build/artifacts")"
   exit 1
