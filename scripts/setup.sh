@@ -7,7 +7,6 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22 libclang-rt-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata python3-onnx python3-numpy
-  coinor-libcbc-dev
   libgtest-dev
 )
 
@@ -22,3 +21,8 @@ if ((${#missing[@]})); then
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+
+# HiGHS, the planner's MILP solver, is not packaged by Debian bookworm: its
+# PyPI wheel carries the library, headers and CMake files.
+python3 -c "import highsbox" 2>/dev/null ||
+  python3 -m pip install --quiet --disable-pip-version-check 'highsbox==1.15.1'

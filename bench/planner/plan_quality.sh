@@ -5,7 +5,7 @@
 # the device's host link, at 90/70/50/30% of the unplanned peak and at the
 # smallest budget it meets, against the interval-drop relaxation's proven
 # lower bound on the recompute-only overhead.
-#   bench/planner/plan_quality.sh [build dir] [train options] [CBC seconds]
+#   bench/planner/plan_quality.sh [build dir] [train options] [HiGHS seconds]
 # e.g. bench/planner/plan_quality.sh build "optimizer=adam precision=amp-bf16"
 set -eu
 build=${1:-build}

@@ -20,8 +20,8 @@
 // producer (e.g. a ReLU output is rebuilt from the batch norm before it).
 // Beyond that step the memory of the reruns and of the inputs they need is
 // ignored, which is where it is loose. The choice is an integer program with
-// one or two binaries per gap that matters; CBC's optimum, or its best bound
-// when it runs out of time, bounds the real optimum from below.
+// one or two binaries per gap that matters; the solver's optimum, or its best
+// bound when it runs out of time, bounds the real optimum from below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -181,17 +181,16 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
       milp.addRow(rows[t], need[t], kNoLimit);
 
   double remaining = std::max(0.0, options.timeLimitSeconds - elapsed());
-  CbcModelPtr model = solveWithCbc(milp, remaining);
+  MilpSolution solution = milp.solve(remaining);
   result.solveSeconds = elapsed();
-  if (Cbc_isProvenInfeasible(model.get())) {
+  if (solution.status == MilpSolution::Status::Infeasible) {
     // Every gap dropped meets every row, so this is a solver failure.
     return llvm::createStringError(
-        "CBC reports the interval-drop relaxation infeasible");
+        "HiGHS reports the interval-drop relaxation infeasible");
   }
-  result.exact = Cbc_isProvenOptimal(model.get());
-  double bound = result.exact ? Cbc_getObjValue(model.get())
-                              : Cbc_getBestPossibleObjValue(model.get());
-  // CBC's tolerances may round a bound up by a hair; keep it a bound.
+  result.exact = solution.status == MilpSolution::Status::Optimal;
+  double bound = solution.bestBound;
+  // The solver's tolerances may round a bound up by a hair; keep it a bound.
   result.extraCost =
       std::isfinite(bound) ? std::max(0.0, bound * costUnit * (1 - 1e-9)) : 0.0;
   return result;

@@ -1,4 +1,4 @@
-//===- MilpPlanner.cpp - Exact rematerialization planning with CBC --------===//
+//===- MilpPlanner.cpp - Exact rematerialization planning with HiGHS ------===//
 //
 // The formulation follows Checkmate (Jain et al. 2020). Stage t ends by
 // running op t for the first time and may recompute any earlier op before
@@ -183,30 +183,28 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
     }
   }
 
-  CbcModelPtr model = solveWithCbc(milp, options.timeLimitSeconds);
+  MilpSolution solution = milp.solve(options.timeLimitSeconds);
   result.solveSeconds = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - startTime)
                             .count();
 
-  if (Cbc_isProvenInfeasible(model.get())) {
+  using Status = MilpSolution::Status;
+  if (solution.status == Status::Infeasible) {
     result.status = MilpStatus::Infeasible;
     return result;
   }
-  result.lowerBoundCost = Cbc_getBestPossibleObjValue(model.get()) * costUnit;
-  const double *solution = Cbc_bestSolution(model.get());
-  if (!solution) {
+  result.lowerBoundCost = std::max(0.0, solution.bestBound * costUnit);
+  if (solution.status == Status::NoSolution) {
     result.status = MilpStatus::NoSolution;
     return result;
   }
-  result.status = Cbc_isProvenOptimal(model.get()) ? MilpStatus::Optimal
-                                                   : MilpStatus::Feasible;
-  if (result.status == MilpStatus::Optimal)
-    result.lowerBoundCost = Cbc_getObjValue(model.get()) * costUnit;
+  result.status = solution.status == Status::Optimal ? MilpStatus::Optimal
+                                                     : MilpStatus::Feasible;
 
   std::vector<OpId> opRuns;
   for (size_t t = 0; t < n; ++t)
     for (size_t i = 0; i <= t; ++i)
-      if (solution[R(t, i)] > 0.5)
+      if (solution.values[R(t, i)] > 0.5)
         opRuns.push_back(i);
   llvm::Expected<Plan> plan =
       buildPlan(graph, insertFrees(graph, opRuns), device);

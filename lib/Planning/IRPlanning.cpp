@@ -4,6 +4,7 @@
 #include "vram/Analysis/CostModel.h"
 #include "vram/Analysis/MemoryReport.h"
 #include "vram/Dialect/Vram/VramOps.h"
+#include "vram/Planner/Schedule.h"
 #include "vram/Support/ByteSize.h"
 
 #include "mlir/IR/Builders.h"
@@ -19,7 +20,6 @@
 
 #include <cmath>
 #include <map>
-#include <set>
 
 using namespace mlir;
 
@@ -57,33 +57,37 @@ std::vector<Operation *> scheduleForMemory(Block &body,
   };
 
   // Per op: the ops it waits for, the buffers it reads and the buffers it
-  // allocates; per buffer: how many ops still read it.
-  std::vector<llvm::SmallSetVector<unsigned, 4>> predecessors(ops.size());
-  std::vector<llvm::SmallSetVector<unsigned, 4>> reads(ops.size());
-  std::vector<uint64_t> allocated(ops.size(), 0);
-  std::vector<unsigned> pendingReaders(buffers.size(), 0);
+  // allocates.
+  planner::OrderingProblem problem;
+  problem.predecessors.resize(ops.size());
+  problem.reads.resize(ops.size());
+  problem.allocatedBytes.assign(ops.size(), 0);
+  auto addPredecessor = [&](unsigned op, unsigned predecessor) {
+    if (op != predecessor &&
+        !llvm::is_contained(problem.predecessors[op], predecessor))
+      problem.predecessors[op].push_back(predecessor);
+  };
   std::optional<unsigned> lastEffecting;
   for (auto [i, op] : llvm::enumerate(ops)) {
     forEachOperand(op, [&](OpOperand &operand) {
       Value value = operand.get();
       if (Operation *def = value.getDefiningOp())
-        if (auto it = indexOf.find(def); it != indexOf.end() && it->second != i)
-          predecessors[i].insert(it->second);
-      if (isa<ShapedType>(value.getType()))
-        reads[i].insert(bufferIndex(value));
+        if (auto it = indexOf.find(def); it != indexOf.end())
+          addPredecessor(i, it->second);
+      if (isa<ShapedType>(value.getType()) &&
+          !llvm::is_contained(problem.reads[i], bufferIndex(value)))
+        problem.reads[i].push_back(bufferIndex(value));
     });
     for (Value result : op->getResults())
       if (isa<ShapedType>(result.getType()) &&
           analysis.getBuffer(result).root == result)
-        allocated[i] += analysis.getBuffer(result).bytes;
+        problem.allocatedBytes[i] += analysis.getBuffer(result).bytes;
     // Reordering ops with effects could change what the program computes.
     if (!isMemoryEffectFree(op)) {
       if (lastEffecting)
-        predecessors[i].insert(*lastEffecting);
+        addPredecessor(i, *lastEffecting);
       lastEffecting = i;
     }
-    for (unsigned buffer : reads[i])
-      ++pendingReaders[buffer];
   }
   // An op writing a buffer in place (a destination-passing op: vram.update
   // into a parameter) runs after every op reading the value it overwrites,
@@ -99,55 +103,22 @@ std::vector<Operation *> scheduleForMemory(Block &body,
         if (reader == op)
           return false;
         if (auto it = indexOf.find(reader); it != indexOf.end())
-          predecessors[i].insert(it->second);
+          addPredecessor(i, it->second);
         return true;
       });
   }
   // Only buffers allocated by ops and not returned are freed early.
-  auto isFreeable = [&](unsigned buffer) {
-    const Buffer &b = buffers[buffer];
-    auto result = dyn_cast_or_null<OpResult>(b.root);
-    return result && !isConstant(result.getOwner()) &&
-           b.category != MemoryCategory::Output;
-  };
-
-  std::vector<unsigned> waitingFor(ops.size());
-  std::vector<llvm::SmallVector<unsigned, 2>> successors(ops.size());
-  for (auto [i, preds] : llvm::enumerate(predecessors)) {
-    waitingFor[i] = preds.size();
-    for (unsigned pred : preds)
-      successors[pred].push_back(i);
+  for (const Buffer &buffer : buffers) {
+    auto result = dyn_cast_or_null<OpResult>(buffer.root);
+    problem.bufferBytes.push_back(buffer.bytes);
+    problem.freedAfterLastRead.push_back(
+        result && !isConstant(result.getOwner()) &&
+        buffer.category != MemoryCategory::Output);
   }
-  std::set<unsigned> ready;
-  for (unsigned i = 0; i < ops.size(); ++i)
-    if (waitingFor[i] == 0)
-      ready.insert(i);
 
   std::vector<Operation *> order;
-  order.reserve(ops.size());
-  while (!ready.empty()) {
-    // Growth of live bytes once the op has run; the first minimum in the
-    // current order wins, so an order that is already good is kept.
-    std::optional<unsigned> best;
-    int64_t bestGrowth = 0;
-    for (unsigned i : ready) {
-      int64_t growth = allocated[i];
-      for (unsigned buffer : reads[i])
-        if (pendingReaders[buffer] == 1 && isFreeable(buffer))
-          growth -= buffers[buffer].bytes;
-      if (!best || growth < bestGrowth) {
-        best = i;
-        bestGrowth = growth;
-      }
-    }
-    ready.erase(*best);
-    order.push_back(ops[*best]);
-    for (unsigned buffer : reads[*best])
-      --pendingReaders[buffer];
-    for (unsigned succ : successors[*best])
-      if (--waitingFor[succ] == 0)
-        ready.insert(succ);
-  }
+  for (unsigned i : planner::orderForMemory(problem))
+    order.push_back(ops[i]);
   return order;
 }
 

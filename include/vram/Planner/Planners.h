@@ -92,7 +92,7 @@ enum class MilpStatus { Optimal, Feasible, NoSolution, Infeasible };
 llvm::StringRef stringifyMilpStatus(MilpStatus status);
 
 struct MilpOptions {
-  /// Wall-clock limit for CBC.
+  /// Wall-clock limit for the solver (HiGHS).
   double timeLimitSeconds = 60;
 };
 
@@ -101,13 +101,13 @@ struct MilpResult {
   /// Set for Optimal and Feasible.
   std::optional<Plan> plan;
   /// Proven lower bound on the total compute cost of any plan that meets the
-  /// budget (CBC's best bound); the gap to plan's cost shows how far from
-  /// optimal the plan may be. Meaningless when Infeasible.
+  /// budget (the solver's best bound); the gap to plan's cost shows how far
+  /// from optimal the plan may be. Meaningless when Infeasible.
   double lowerBoundCost = 0;
   double solveSeconds = 0;
 };
 
-/// Checkmate-style MILP (Jain et al. 2020), solved with CBC: stage t runs op
+/// Checkmate-style MILP (Jain et al. 2020), solved with HiGHS: stage t runs op
 /// t and may recompute any earlier op; minimises total compute cost with the
 /// memory of every step within `budget`. Recompute only (no offload).
 /// Variables grow as n^2: meant for graphs of at most a few hundred ops.
@@ -128,7 +128,7 @@ struct RecomputeBound {
   bool infeasible = false;
   /// Extra compute cost (cost units, as PlanOp::cost) every such plan pays.
   double extraCost = 0;
-  /// CBC solved the relaxation to optimality (else extraCost is its best
+  /// HiGHS solved the relaxation to optimality (else extraCost is its best
   /// bound, still valid).
   bool exact = false;
   double solveSeconds = 0;

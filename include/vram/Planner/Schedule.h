@@ -1,0 +1,51 @@
+//===- Schedule.h - Choosing the order ops run in, for memory -------------===//
+//
+// Before anything is recomputed or offloaded, the order of independent ops
+// decides the peak: a branch finished before the next starts frees its
+// tensors sooner. The list scheduler here is shared by the planner's graphs
+// and the IR (lib/Planning builds the same problem from a function body).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_PLANNER_SCHEDULE_H
+#define VRAM_PLANNER_SCHEDULE_H
+
+#include "vram/Planner/PlanningGraph.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace vram::planner {
+
+/// What ordering needs to know: per op, the ops it must follow, the buffers
+/// it reads and the bytes it allocates; per buffer, its bytes and whether
+/// its last reader frees it (not an argument, a constant or an output).
+struct OrderingProblem {
+  std::vector<llvm::SmallVector<unsigned, 4>> predecessors;
+  std::vector<llvm::SmallVector<unsigned, 4>> reads;
+  std::vector<uint64_t> allocatedBytes;
+  std::vector<uint64_t> bufferBytes;
+  std::vector<bool> freedAfterLastRead;
+};
+
+/// A topological order that keeps live bytes low, greedily: among the ops
+/// whose predecessors have run, run the one that grows live bytes least (its
+/// allocations minus the buffers it reads for the last time); the first in
+/// the given order wins ties, so an order that is already good is kept.
+std::vector<unsigned> orderForMemory(const OrderingProblem &problem);
+
+/// orderForMemory on a planning graph: dependences through tensors, and an
+/// op that overwrites a tensor in place after every reader of the value it
+/// overwrites (and before the readers of the new one).
+std::vector<OpId> orderForMemory(const PlanningGraph &graph);
+
+/// `graph` with its ops in `order`, a topological order of its ops.
+PlanningGraph reorderGraph(const PlanningGraph &graph,
+                           llvm::ArrayRef<OpId> order);
+
+} // namespace vram::planner
+
+#endif // VRAM_PLANNER_SCHEDULE_H
