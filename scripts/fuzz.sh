@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Fuzzes the importer, the driver and the planner's graph reader (fuzz/)
+# Fuzzes the importer, the driver, the planner's graph reader and the
+# drivers' option values (fuzz/)
 # with libFuzzer under AddressSanitizer and UndefinedBehaviorSanitizer
 # (docs/fuzzing.md):
-#   scripts/fuzz.sh [IMPORT_RUNS [DRIVER_RUNS [GRAPH_RUNS]]]
-#                                        (default 1000000, 100000, 200000)
+#   scripts/fuzz.sh [IMPORT_RUNS [DRIVER_RUNS [GRAPH_RUNS [OPTIONS_RUNS]]]]
+#                             (default 1000000, 100000, 200000, 100000)
 # Builds the targets with clang in build-fuzz/, seeds each from the committed
 # corpus (fuzz/corpus/<target>) and the test suite's models (the graph
 # reader: the Checkmate graphs in ../shared when present), runs it, and
@@ -17,6 +18,7 @@ build=${VRAM_FUZZ_BUILD_DIR:-$root/build-fuzz}
 import_runs=${1:-1000000}
 driver_runs=${2:-100000}
 graph_runs=${3:-200000}
+options_runs=${4:-100000}
 
 "$root/scripts/setup.sh"
 sanitize="-fsanitize=address,undefined -fno-sanitize=vptr,function -fno-sanitize-recover=all"
@@ -27,7 +29,8 @@ cmake -G Ninja -S "$root" -B "$build" \
   -DCMAKE_C_FLAGS="$sanitize -fsanitize=fuzzer-no-link" \
   -DCMAKE_CXX_FLAGS="$sanitize -fsanitize=fuzzer-no-link" \
   -DCMAKE_EXE_LINKER_FLAGS="$sanitize" > /dev/null
-ninja -C "$build" vram-fuzz-import vram-fuzz-driver vram-fuzz-graph
+ninja -C "$build" vram-fuzz-import vram-fuzz-driver vram-fuzz-graph \
+  vram-fuzz-options
 
 # Seeds: every small model of the test suite, text and binary.
 seeds="$build/seeds"
@@ -74,6 +77,8 @@ fuzz() {
 fuzz import "$import_runs" "$seeds" 16384 16
 fuzz driver "$driver_runs" "$seeds" 131072 32
 fuzz graph "$graph_runs" "$graph_seeds" 65536 8
+# Option values are short: the committed corpus is their seed.
+fuzz options "$options_runs" "$root/fuzz/corpus/options" 256 1
 if compgen -G "$build/artifacts/*" > /dev/null; then
   echo "findings: $(ls "$build/artifacts")"
   exit 1

@@ -23,13 +23,18 @@ config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
 if os.path.isdir(config.onnx_testdata_dir):
     config.available_features.add("onnx-testdata")
 
+# The fuzz targets link libFuzzer in the sanitizer build (scripts/sanitize.sh),
+# which then fuzzes for a bounded time instead of replaying the corpora.
+if config.vram_libfuzzer:
+    config.available_features.add("libfuzzer")
+
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.vram_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["vram-opt", "vram-run", "vram-fuzz-import", "vram-fuzz-driver",
-     "vram-fuzz-graph", "FileCheck", "not", "count"], tool_dirs)
+     "vram-fuzz-graph", "vram-fuzz-options", "FileCheck", "not", "count"], tool_dirs)
 llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

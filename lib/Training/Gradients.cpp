@@ -192,10 +192,10 @@ Gradients gradientOf(ONNXSliceOp op, IRBuilding &ir, ValueRange,
     SmallVector<int64_t> gradShape = shapeOf(grad);
     SmallVector<int64_t> scatteredShape(gradShape);
     scatteredShape[axis] = dim;
-    grad = ir.scatterAdd(ir.zeros(RankedTensorType::get(
-                             scatteredShape, dataType.getElementType())),
-                         ir.expand(ir.int64s(rowShape, positions), gradShape),
-                         grad, axis);
+    Value rows = ir.expand(ir.int64s(rowShape, positions), gradShape);
+    Value zeros = ir.zeros(
+        RankedTensorType::get(scatteredShape, dataType.getElementType()));
+    grad = ir.scatterAdd(zeros, rows, grad, axis);
   }
   SmallVector<Value> grads(op->getNumOperands());
   grads[0] = llvm::any_of(pads, [](int64_t p) { return p != 0; })
@@ -286,9 +286,9 @@ Gradients gradientOf(ONNXScatterNDOp op, IRBuilding &ir, ValueRange saved,
     rowSize *= size;
   Type indexType = getElementTypeOrSelf(saved[0].getType());
   Value tupleRows = ir.reshape(saved[0], {tuples, k});
-  Value wrapped =
-      ir.where(ir.greater(ir.scalar(indexType, 0), tupleRows),
-               ir.add(tupleRows, ir.int64s({k}, extents)), tupleRows);
+  Value shifted = ir.add(tupleRows, ir.int64s({k}, extents));
+  Value negative = ir.greater(ir.scalar(indexType, 0), tupleRows);
+  Value wrapped = ir.where(negative, shifted, tupleRows);
   Value rowIndices = ir.reduceSum(ir.mul(wrapped, ir.int64s({k}, strides)), {1},
                                   /*keepdims=*/false);
   Value gathered = ir.gather(ir.reshape(dY[0], {rows, rowSize}), rowIndices, 0);
@@ -597,19 +597,31 @@ Gradients gradientOf(ONNXGeluOp op, IRBuilding &ir, ValueRange saved,
     // gelu' = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 * 0.044715 x^2)
     double k = std::sqrt(2.0 / M_PI);
     Value x2 = ir.mul(x, x);
-    Value u = ir.mul(c(k), ir.add(x, ir.mul(c(0.044715), ir.mul(x2, x))));
+    Value x3 = ir.mul(x2, x);
+    Value inner = ir.add(x, ir.mul(c(0.044715), x3));
+    Value u = ir.mul(c(k), inner);
     Value t = ir.tanh(u);
-    Value du = ir.mul(c(k), ir.add(c(1.0), ir.mul(c(3 * 0.044715), x2)));
-    Value left = ir.mul(c(0.5), ir.add(c(1.0), t));
-    Value right =
-        ir.mul(ir.mul(c(0.5), x), ir.mul(ir.sub(c(1.0), ir.mul(t, t)), du));
+    Value scaledX2 = ir.mul(c(3 * 0.044715), x2);
+    Value slope = ir.add(c(1.0), scaledX2);
+    Value du = ir.mul(c(k), slope);
+    Value onePlusT = ir.add(c(1.0), t);
+    Value left = ir.mul(c(0.5), onePlusT);
+    Value t2 = ir.mul(t, t);
+    Value oneMinusT2 = ir.sub(c(1.0), t2);
+    Value sech2 = ir.mul(oneMinusT2, du);
+    Value halfX = ir.mul(c(0.5), x);
+    Value right = ir.mul(halfX, sech2);
     derivative = ir.add(left, right);
   } else {
     // gelu' = Phi(x) + x phi(x) = 0.5 (1 + erf(x / sqrt 2))
     //         + x exp(-x^2 / 2) / sqrt(2 pi)
-    Value cdf = ir.mul(c(0.5), ir.add(c(1.0), ir.erf(ir.mul(x, c(M_SQRT1_2)))));
-    Value pdf = ir.mul(ir.exp(ir.mul(ir.mul(x, x), c(-0.5))),
-                       c(1.0 / std::sqrt(2.0 * M_PI)));
+    Value erf = ir.erf(ir.mul(x, c(M_SQRT1_2)));
+    Value onePlusErf = ir.add(c(1.0), erf);
+    Value cdf = ir.mul(c(0.5), onePlusErf);
+    Value pdfScale = c(1.0 / std::sqrt(2.0 * M_PI));
+    Value minusHalf = c(-0.5);
+    Value x2 = ir.mul(x, x);
+    Value pdf = ir.mul(ir.exp(ir.mul(x2, minusHalf)), pdfScale);
     derivative = ir.add(cdf, ir.mul(x, pdf));
   }
   return SmallVector<Value>{ir.mul(dY[0], derivative)};
@@ -620,8 +632,8 @@ Gradients gradientOf(ONNXHardSigmoidOp op, IRBuilding &ir, ValueRange saved,
   // alpha where 0 < alpha x + beta < 1, else 0.
   Type type = elementTypeOf(saved[0]);
   double alpha = op.getAlpha().convertToDouble();
-  Value v = ir.add(ir.mul(saved[0], ir.scalar(type, alpha)),
-                   ir.scalar(type, op.getBeta().convertToDouble()));
+  Value beta = ir.scalar(type, op.getBeta().convertToDouble());
+  Value v = ir.add(ir.mul(saved[0], ir.scalar(type, alpha)), beta);
   Value zero = ir.scalar(type, 0.0);
   Value scaled = ir.mul(dY[0], ir.scalar(type, alpha));
   Value inside = ir.where(ir.greater(ir.scalar(type, 1.0), v), scaled, zero);
@@ -634,8 +646,12 @@ Gradients gradientOf(ONNXHardSwishOp op, IRBuilding &ir, ValueRange saved,
   Value x = saved[0];
   Type type = elementTypeOf(x);
   auto c = [&](double v) { return ir.scalar(type, v); };
-  Value middle = ir.mul(dY[0], ir.div(ir.add(ir.add(x, x), c(3.0)), c(6.0)));
-  Value aboveLow = ir.where(ir.greater(x, c(-3.0)), middle, c(0.0));
+  Value six = c(6.0);
+  Value three = c(3.0);
+  Value shifted = ir.add(ir.add(x, x), three);
+  Value middle = ir.mul(dY[0], ir.div(shifted, six));
+  Value zero = c(0.0);
+  Value aboveLow = ir.where(ir.greater(x, c(-3.0)), middle, zero);
   return SmallVector<Value>{ir.where(ir.greater(x, c(3.0)), dY[0], aboveLow)};
 }
 
@@ -1008,9 +1024,10 @@ Gradients gradientOf(ONNXMaxPoolOp op, IRBuilding &ir, ValueRange saved,
   int64_t count = xType.getNumElements();
   int64_t outCount = cast<RankedTensorType>(dY[0].getType()).getNumElements();
   auto flatType = RankedTensorType::get({count}, xType.getElementType());
+  Value updates = ir.reshape(dY[0], {outCount});
+  Value flatIndices = ir.reshape(indices, {outCount});
   Value flat =
-      ir.scatterAdd(ir.zeros(flatType), ir.reshape(indices, {outCount}),
-                    ir.reshape(dY[0], {outCount}), /*axis=*/0);
+      ir.scatterAdd(ir.zeros(flatType), flatIndices, updates, /*axis=*/0);
   return SmallVector<Value>{ir.reshape(flat, xType.getShape())};
 }
 
@@ -1151,9 +1168,9 @@ FailureOr<SmallVector<Value>> saveFor(ONNXBatchNormalizationOp op,
   Value centered = ir.sub(x, mean);
   Value var = ir.reduceMean(ir.mul(centered, centered), axes, true);
   Type type = elementTypeOf(x);
-  Value invStd = ir.div(
-      ir.scalar(type, 1.0),
-      ir.sqrt(ir.add(var, ir.scalar(type, op.getEpsilon().convertToDouble()))));
+  Value std =
+      ir.sqrt(ir.add(var, ir.scalar(type, op.getEpsilon().convertToDouble())));
+  Value invStd = ir.div(ir.scalar(type, 1.0), std);
   return SmallVector<Value>{x, op.getScale(), mean, invStd};
 }
 
@@ -1171,10 +1188,10 @@ Gradients gradientOf(ONNXBatchNormalizationOp op, IRBuilding &ir,
     invStd = saved[3];
   } else {
     mean = ir.reshape(op.getInputMean(), perChannel);
-    invStd = ir.div(ir.scalar(type, 1.0),
-                    ir.sqrt(ir.add(ir.reshape(op.getInputVar(), perChannel),
-                                   ir.scalar(type, op.getEpsilon()
-                                                       .convertToDouble()))));
+    Value epsilon = ir.scalar(type, op.getEpsilon().convertToDouble());
+    Value std =
+        ir.sqrt(ir.add(ir.reshape(op.getInputVar(), perChannel), epsilon));
+    invStd = ir.div(ir.scalar(type, 1.0), std);
   }
   int64_t channels = xShape[1];
   Value xHat = ir.mul(ir.sub(x, mean), invStd);
@@ -1192,8 +1209,9 @@ Gradients gradientOf(ONNXBatchNormalizationOp op, IRBuilding &ir,
       // the elements per channel: the batch statistics depend on X too.
       double m = double(cast<RankedTensorType>(x.getType()).getNumElements()) /
                  channels;
-      Value inner = ir.sub(ir.sub(ir.mul(dY[0], ir.scalar(type, m)), dBeta),
-                           ir.mul(xHat, dGamma));
+      Value gammaTerm = ir.mul(xHat, dGamma);
+      Value inner =
+          ir.sub(ir.sub(ir.mul(dY[0], ir.scalar(type, m)), dBeta), gammaTerm);
       grads[0] = ir.mul(inner, ir.mul(gain, ir.scalar(type, 1.0 / m)));
     } else {
       grads[0] = ir.mul(dY[0], gain);
@@ -1241,7 +1259,8 @@ Gradients gradientOf(ONNXLayerNormalizationOp op, IRBuilding &ir,
     Value g = ir.mul(dY[0], op.getScale());
     Value meanG = ir.reduceMean(g, axes, /*keepdims=*/true);
     Value meanGX = ir.reduceMean(ir.mul(g, xHat), axes, true);
-    grads[0] = ir.mul(invStd, ir.sub(ir.sub(g, meanG), ir.mul(xHat, meanGX)));
+    Value meanGXTerm = ir.mul(xHat, meanGX);
+    grads[0] = ir.mul(invStd, ir.sub(ir.sub(g, meanG), meanGXTerm));
   }
   return grads;
 }

@@ -286,7 +286,8 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
       Type i64 = builder.getI64Type();
       Value indices = ir.reshape(labels, {rows, 1});
       Value offset = ir.sub(indices, ir.scalar(i64, double(options.ignoreIndex)));
-      Value counted = ir.greater(ir.mul(offset, offset), ir.scalar(i64, 0.0));
+      Value zero = ir.scalar(i64, 0.0);
+      Value counted = ir.greater(ir.mul(offset, offset), zero);
       Value weight = ir.cast(counted, element);
       Value classIndices = ir.where(counted, indices, ir.scalar(i64, 0.0));
       SmallVector<int64_t> rowStarts;
@@ -302,8 +303,9 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
       loss.value = ir.neg(ir.div(summed, positions));
       builder.setListener(&backwardTagger);
       Value scale = ir.div(weight, positions);
+      Value minusScale = ir.neg(scale);
       gradient = ir.scatterAdd(ir.mul(probabilities, scale), classIndices,
-                               ir.neg(scale), /*axis=*/1);
+                               minusScale, /*axis=*/1);
     } else {
       // -sum(t log softmax(p)) / rows; d/dp = (softmax(p) sum_c(t) - t) /
       // rows, the familiar (softmax(p) - t) / N when each row of t sums to
@@ -689,8 +691,8 @@ Value TrainingStepBuilder::buildClipScale(
   Value norm = ir.sqrt(sumOfSquares);
   if (accumulates)
     norm = ir.mul(norm, ir.scalar(f32, 1.0 / double(options.accumulate)));
-  Value factor = ir.div(ir.scalar(f32, options.clipNorm),
-                        ir.add(norm, ir.scalar(f32, 1e-6)));
+  Value guarded = ir.add(norm, ir.scalar(f32, 1e-6));
+  Value factor = ir.div(ir.scalar(f32, options.clipNorm), guarded);
   Value one = ir.scalar(f32, 1.0);
   return ir.where(ir.greater(factor, one), one, factor);
 }
