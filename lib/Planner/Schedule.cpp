@@ -55,26 +55,18 @@ vram::planner::orderForMemory(const OrderingProblem &problem) {
 }
 
 std::vector<OpId> vram::planner::orderForMemory(const PlanningGraph &graph) {
-  OrderingProblem problem;
-  size_t numOps = graph.numOps();
-  problem.predecessors.resize(numOps);
-  problem.reads.resize(numOps);
-  problem.allocatedBytes.assign(numOps, 0);
+  OrderingProblem problem(graph.numOps());
   // As in the unplanned schedule, everything but persistent tensors and
   // outputs is freed after its last read.
   for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
     problem.bufferBytes.push_back(tensor.bytes);
     problem.freedAfterLastRead.push_back(!graph.mustStayResident(t));
   }
-  auto addEdge = [&](OpId from, OpId to) {
-    if (from != to && !llvm::is_contained(problem.predecessors[to], from))
-      problem.predecessors[to].push_back(from);
-  };
   for (auto [id, op] : llvm::enumerate(graph.ops())) {
     for (TensorId input : op.inputs) {
-      problem.reads[id].push_back(input);
+      problem.addRead(id, input);
       if (std::optional<OpId> producer = graph.tensor(input).producer)
-        addEdge(*producer, id);
+        problem.addPredecessor(id, *producer);
     }
     for (TensorId output : op.outputs)
       if (!graph.tensor(output).reusesStorageOf)
@@ -84,9 +76,9 @@ std::vector<OpId> vram::planner::orderForMemory(const PlanningGraph &graph) {
     for (TensorId written : op.writes)
       for (OpId reader : graph.tensor(written).consumers) {
         if (reader < id)
-          addEdge(reader, id);
+          problem.addPredecessor(id, reader);
         else
-          addEdge(id, reader);
+          problem.addPredecessor(reader, id);
       }
   }
   return orderForMemory(problem);

@@ -58,25 +58,16 @@ std::vector<Operation *> scheduleForMemory(Block &body,
 
   // Per op: the ops it waits for, the buffers it reads and the buffers it
   // allocates.
-  planner::OrderingProblem problem;
-  problem.predecessors.resize(ops.size());
-  problem.reads.resize(ops.size());
-  problem.allocatedBytes.assign(ops.size(), 0);
-  auto addPredecessor = [&](unsigned op, unsigned predecessor) {
-    if (op != predecessor &&
-        !llvm::is_contained(problem.predecessors[op], predecessor))
-      problem.predecessors[op].push_back(predecessor);
-  };
+  planner::OrderingProblem problem(ops.size());
   std::optional<unsigned> lastEffecting;
   for (auto [i, op] : llvm::enumerate(ops)) {
     forEachOperand(op, [&](OpOperand &operand) {
       Value value = operand.get();
       if (Operation *def = value.getDefiningOp())
         if (auto it = indexOf.find(def); it != indexOf.end())
-          addPredecessor(i, it->second);
-      if (isa<ShapedType>(value.getType()) &&
-          !llvm::is_contained(problem.reads[i], bufferIndex(value)))
-        problem.reads[i].push_back(bufferIndex(value));
+          problem.addPredecessor(i, it->second);
+      if (isa<ShapedType>(value.getType()))
+        problem.addRead(i, bufferIndex(value));
     });
     for (Value result : op->getResults())
       if (isa<ShapedType>(result.getType()) &&
@@ -85,7 +76,7 @@ std::vector<Operation *> scheduleForMemory(Block &body,
     // Reordering ops with effects could change what the program computes.
     if (!isMemoryEffectFree(op)) {
       if (lastEffecting)
-        addPredecessor(i, *lastEffecting);
+        problem.addPredecessor(i, *lastEffecting);
       lastEffecting = i;
     }
   }
@@ -103,7 +94,7 @@ std::vector<Operation *> scheduleForMemory(Block &body,
         if (reader == op)
           return false;
         if (auto it = indexOf.find(reader); it != indexOf.end())
-          addPredecessor(i, it->second);
+          problem.addPredecessor(i, it->second);
         return true;
       });
   }

@@ -13,6 +13,7 @@
 #include "vram/Planner/PlanningGraph.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
@@ -24,6 +25,20 @@ namespace vram::planner {
 /// it reads and the bytes it allocates; per buffer, its bytes and whether
 /// its last reader frees it (not an argument, a constant or an output).
 struct OrderingProblem {
+  explicit OrderingProblem(size_t numOps)
+      : predecessors(numOps), reads(numOps), allocatedBytes(numOps, 0) {}
+
+  /// `op` runs after `predecessor`; repeats and self-edges are dropped.
+  void addPredecessor(unsigned op, unsigned predecessor) {
+    if (op != predecessor && !llvm::is_contained(predecessors[op], predecessor))
+      predecessors[op].push_back(predecessor);
+  }
+  /// `op` reads `buffer`; repeats are dropped.
+  void addRead(unsigned op, unsigned buffer) {
+    if (!llvm::is_contained(reads[op], buffer))
+      reads[op].push_back(buffer);
+  }
+
   std::vector<llvm::SmallVector<unsigned, 4>> predecessors;
   std::vector<llvm::SmallVector<unsigned, 4>> reads;
   std::vector<uint64_t> allocatedBytes;
