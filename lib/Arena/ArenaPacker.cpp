@@ -249,16 +249,19 @@ void improveByLocalSearch(llvm::ArrayRef<ArenaBuffer> buffers,
                           std::vector<unsigned> order, PackResult &result,
                           const PackOptions &options) {
   constexpr unsigned kRestartStallRounds = 10;
+  uint64_t pairsPerRound =
+      std::max<uint64_t>(1, uint64_t(buffers.size()) * buffers.size());
+  unsigned rounds = static_cast<unsigned>(std::min<uint64_t>(
+      options.localSearchRounds, options.searchPairLimit / pairsPerRound / 2));
   std::mt19937_64 random(options.seed);
-  searchFrom(buffers, order, options.localSearchRounds, /*stallLimit=*/0,
-             random, "local search", result);
+  searchFrom(buffers, order, rounds, /*stallLimit=*/0, random, "local search",
+             result);
   unsigned spent = result.searchRounds;
-  while (result.searchRounds < spent + options.localSearchRounds &&
+  while (result.searchRounds < spent + rounds &&
          result.placement.arenaSize > result.lowerBound) {
     std::shuffle(order.begin(), order.end(), random);
     unsigned before = result.searchRounds;
-    searchFrom(buffers, order,
-               spent + options.localSearchRounds - result.searchRounds,
+    searchFrom(buffers, order, spent + rounds - result.searchRounds,
                kRestartStallRounds, random, "local search (restarted)", result);
     if (result.searchRounds == before)
       break;

@@ -8,6 +8,7 @@
 
 #include "vram/Conversion/Passes.h"
 #include "vram/Pipelines/Passes.h"
+#include "vram/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -21,20 +22,33 @@
 
 using namespace mlir;
 
+/// One-shot bufferization's alignment for the buffers it allocates: a cache
+/// line.
+static constexpr uint64_t kCPUBufferAlignment = 64;
+
 void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   // A memory plan's offloads and prefetches become buffer copies: on CPU,
   // host memory is the same memory (docs/planning.md).
   pm.addPass(createConvertVramToBufferizationPass());
   buildTensorToBufferPipeline(pm);
-  // Ownership-based deallocation: every buffer freed after its last use,
-  // returned buffers owned by the caller.
+  // Buffers share one arena by liveness, as on GPU, so a CPU run uses the
+  // memory layout a GPU run would. Ownership-based deallocation then frees
+  // the arena and whatever stays outside it (returned buffers are the
+  // caller's); alone, it would free every buffer at the end of its block,
+  // keeping all of them live at once, in a dealloc whose simplification
+  // takes time quadratic in their number.
+  pm.addPass(createCanonicalizerPass());
+  StaticArenaPassOptions arena;
+  arena.alignment = kCPUBufferAlignment;
+  arena.freeArena = false;
+  pm.addNestedPass<func::FuncOp>(createStaticArenaPass(arena));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Buffers -> scalar loops -> CFG.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createLowerSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   // expand-strided-metadata computes offsets with affine.apply.
   pm.addPass(createLowerAffinePass());

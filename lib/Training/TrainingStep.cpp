@@ -348,23 +348,31 @@ bool hasZeroDerivative(Operation *op) {
                             node.getOpType());
 }
 
+/// Whether a derivative can flow from `result` back into its op's operands:
+/// only floating-point results of ops with a derivative carry one (a mask
+/// computed by a comparison does not).
+bool carriesDerivative(Value result) {
+  return isa<FloatType>(getElementTypeOrSelf(result.getType())) &&
+         !hasZeroDerivative(result.getDefiningOp());
+}
+
 /// The values whose gradient the step needs: those that depend on a
-/// trainable parameter and that the prediction depends on.
+/// trainable parameter and that the prediction depends on differentiably.
 llvm::DenseSet<Value> findActiveValues(ArrayRef<Operation *> forward,
                                        ArrayRef<BlockArgument> trainable,
                                        Value prediction) {
   llvm::DenseSet<Value> varied(trainable.begin(), trainable.end());
   for (Operation *op : forward)
-    if (!hasZeroDerivative(op) &&
-        llvm::any_of(op->getOperands(),
+    if (llvm::any_of(op->getOperands(),
                      [&](Value v) { return varied.contains(v); }))
       for (Value result : op->getResults())
-        if (isa<FloatType>(getElementTypeOrSelf(result.getType())))
+        if (carriesDerivative(result))
           varied.insert(result);
   llvm::DenseSet<Value> useful{prediction};
   for (Operation *op : llvm::reverse(forward))
-    if (llvm::any_of(op->getResults(),
-                     [&](Value v) { return useful.contains(v); }))
+    if (llvm::any_of(op->getResults(), [&](Value v) {
+          return useful.contains(v) && carriesDerivative(v);
+        }))
       for (Value operand : op->getOperands())
         useful.insert(operand);
   llvm::DenseSet<Value> active;
@@ -709,9 +717,15 @@ void TrainingStepBuilder::finishGradients(ArrayRef<BlockArgument> trainable,
   for (BlockArgument param : trainable) {
     Value grad = gradients.lookup(param);
     if (!grad) {
+      // As in PyTorch, where such a tensor gets no .grad and the optimizer
+      // no state for it (exporters store constants such as attention masks
+      // as float initializers, which import as trainable).
       mlir::emitWarning(func.getLoc())
           << "parameter '" << getValueName(param)
-          << "' does not affect the loss: it gets no update";
+          << "' does not affect the loss: it gets no update and counts as "
+             "model state";
+      func.setArgAttr(param.getArgNumber(), kParamAttr,
+                      StringAttr::get(context, "state"));
       continue;
     }
     if (inBackward)

@@ -244,8 +244,10 @@ StaticArenaPass::placeInArena(FunctionOpInterface func,
       op.replaceAllUsesWith(view);
       op.erase();
     }
-    builder.setInsertionPoint(entry.getTerminator());
-    memref::DeallocOp::create(builder, func.getLoc(), arena);
+    if (freeArena) {
+      builder.setInsertionPoint(entry.getTerminator());
+      memref::DeallocOp::create(builder, func.getLoc(), arena);
+    }
 
     numPlaced += group.size();
     arenaBytes += arenaSize;

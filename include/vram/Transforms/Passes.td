@@ -88,6 +88,10 @@ def StaticArenaPass : InterfacePass<"vram-static-arena",
     Option<"searchRounds", "search-rounds", "unsigned", /*default=*/"300",
            "placements the packer's local search may try after its "
            "orderings">,
+    Option<"freeArena", "free-arena", "bool", /*default=*/"true",
+           "deallocate the arena before the terminator; false leaves it to a "
+           "deallocation pass that runs after (ownership-based deallocation "
+           "refuses IR that already frees buffers)">,
     Option<"printStats", "print-stats", "bool", /*default=*/"false",
            "emit a remark per arena: its size, the max-live lower bound, "
            "their ratio and the size without reuse">,

@@ -82,6 +82,9 @@ void vram::buildLowerToGPUPipeline(OpPassManager &pm,
   pm.addPass(createEmitCInterfacePass(emit));
 
   // Kernels -> NVVM -> PTX/cubin; host -> LLVM calling mgpu*.
+  // Upstream's pipeline lowers SCF too, in time quadratic in a block's
+  // length; done here first, it finds nothing left.
+  pm.addPass(createLowerSCFToCFPass());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features;
