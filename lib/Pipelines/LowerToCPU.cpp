@@ -45,7 +45,8 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // Buffers -> scalar loops -> CFG.
+  // Buffers -> scalar loops -> CFG, a function per loop nest.
+  pm.addPass(createOutlineLinalgOpsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createLowerSCFToCFPass());
