@@ -117,7 +117,18 @@ onnx::ModelProto parseModel(llvm::StringRef bytes, bool isText) {
     // The parser keeps a pointer into the text: it must outlive parsing.
     std::string text(bytes);
     onnx::OnnxParser parser(text.c_str());
-    auto status = parser.Parse(model);
+    onnx::Common::Status status;
+    try {
+      status = parser.Parse(model);
+    } catch (const std::logic_error &e) {
+      // The parser converts literals with std::stof/stoll, whose exceptions
+      // name only the function (invalid_argument, out_of_range).
+      fail("invalid ONNX text format: [ParseError at position " +
+           parser.GetCurrentPos() +
+           "] Error context: " + parser.GetErrorContext() +
+           " A number literal is malformed or out of range (" + e.what() +
+           " failed).");
+    }
     if (!status.IsOK())
       fail("invalid ONNX text format: " + oneLine(status.ErrorMessage()));
     return model;
