@@ -115,8 +115,9 @@ llvm::cl::opt<std::string> train(
 llvm::cl::opt<bool> plan(
     "plan",
     llvm::cl::desc("Plan recomputation, offload and order to fit --budget "
-                   "(or --device); implied by --train with a budget or "
-                   "device; the plan is verified after it is applied"),
+                   "(or --device); implied by --budget (but for --max-batch, "
+                   "which plans with --plan or --train) and by --train with "
+                   "a device; the plan is verified after it is applied"),
     llvm::cl::cat(stepCategory));
 
 /// What the driver prints (or writes) after import and the flags' steps.
@@ -152,10 +153,13 @@ llvm::cl::opt<std::string> maxOverhead(
     llvm::cl::cat(stepCategory));
 } // namespace
 
-/// Whether the flags ask for a plan: --plan, or --train with a budget.
+/// Whether the flags ask for a plan: --plan, a budget (what
+/// `vram-opt model.onnx --budget=16GB` is for), or --train with a device.
+/// --max-batch alone searches by analysis, without plans.
 static bool wantsPlanning() {
-  return plan ||
-         (train.getNumOccurrences() && (!budget.empty() || !device.empty()));
+  bool training = train.getNumOccurrences();
+  return plan || (!budget.empty() && (!maxBatch || training)) ||
+         (training && !device.empty());
 }
 
 /// --max-overhead as a fraction ("20%" or "0.2"); negative when not given.
@@ -478,8 +482,8 @@ int main(int argc, char **argv) {
   if (failed(overheadCap))
     return 1;
   if (*overheadCap >= 0 && !wantsPlanning()) {
-    llvm::errs() << "error: --max-overhead needs planning: --plan, or "
-                    "--train with --budget or --device\n";
+    llvm::errs() << "error: --max-overhead needs planning: --plan, "
+                    "--budget, or --train with --device\n";
     return 1;
   }
   if (maxBatch && !budgetBytes) {
