@@ -351,7 +351,7 @@ bool hasZeroDerivative(Operation *op) {
 /// Whether a derivative can flow from `result` back into its op's operands:
 /// only floating-point results of ops with a derivative carry one (a mask
 /// computed by a comparison does not).
-bool carriesDerivative(Value result) {
+bool carriesDerivative(OpResult result) {
   return isa<FloatType>(getElementTypeOrSelf(result.getType())) &&
          !hasZeroDerivative(result.getDefiningOp());
 }
@@ -365,13 +365,13 @@ llvm::DenseSet<Value> findActiveValues(ArrayRef<Operation *> forward,
   for (Operation *op : forward)
     if (llvm::any_of(op->getOperands(),
                      [&](Value v) { return varied.contains(v); }))
-      for (Value result : op->getResults())
+      for (OpResult result : op->getResults())
         if (carriesDerivative(result))
           varied.insert(result);
   llvm::DenseSet<Value> useful{prediction};
   for (Operation *op : llvm::reverse(forward))
-    if (llvm::any_of(op->getResults(), [&](Value v) {
-          return useful.contains(v) && carriesDerivative(v);
+    if (llvm::any_of(op->getResults(), [&](OpResult result) {
+          return useful.contains(result) && carriesDerivative(result);
         }))
       for (Value operand : op->getOperands())
         useful.insert(operand);

@@ -483,7 +483,8 @@ int main(int argc, char **argv) {
     return 1;
   if (*overheadCap >= 0 && !wantsPlanning()) {
     llvm::errs() << "error: --max-overhead needs planning: --plan, "
-                    "--budget, or --train with --device\n";
+                    "--budget, or --train with --device (with --max-batch: "
+                    "--plan or --train)\n";
     return 1;
   }
   if (maxBatch && !budgetBytes) {
