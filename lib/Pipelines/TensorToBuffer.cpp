@@ -8,6 +8,7 @@
 
 #include "vram/Conversion/Passes.h"
 #include "vram/Pipelines/Passes.h"
+#include "vram/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,8 +47,27 @@ void vram::buildTensorToBufferPipeline(OpPassManager &pm) {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A tensor's encoding is its buffer's memory space: the host tensors of a
+  // plan lowered for the GPU (vram-convert-vram-to-bufferization) stay in
+  // host memory, arguments and results included. No other tensor has one.
+  bufferize.useEncodingForMemorySpace = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Parameters and optimizer state updated in place stay in their
   // arguments: returning them again would copy them.
   pm.addPass(createDropArgumentResultsPass());
+}
+
+void vram::buildDeviceBufferPipeline(OpPassManager &pm) {
+  // A plan's offloads and prefetches become copies, as on CPU, except that
+  // host tensors are host memory: the static arena packs them apart from
+  // device buffers, and the device-memory pass pins them.
+  ConvertVramToBufferizationPassOptions hostCopies;
+  hostCopies.hostMemorySpace = kPinnedHostMemorySpace.str();
+  pm.addPass(createConvertVramToBufferizationPass(hostCopies));
+  buildTensorToBufferPipeline(pm);
+  // No ownership-based deallocation: its run-time ownership checks are
+  // host code that would read device buffers. Buffers share one arena by
+  // liveness instead; whatever escapes it is freed at function exit.
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createStaticArenaPass());
 }

@@ -1,5 +1,6 @@
-// A memory plan's host copies become tensor copies that bufferize to a
-// fresh buffer plus memref.copy each; recompute clones stay as they are.
+// A memory plan's host copies become a new tensor filled by
+// materialize_in_destination, which bufferizes to a fresh buffer plus
+// memref.copy each; recompute clones stay as they are.
 // RUN: vram-opt %s --split-input-file --vram-convert-vram-to-bufferization | FileCheck %s
 // After bufferization as in vram-lower-to-cpu (onnx ops left alone here):
 // two allocations and two copies; after the prefetch, its last reader, the
@@ -12,9 +13,11 @@
 // CHECK-LABEL: func.func @round_trip
 // CHECK-SAME: (%[[X:.*]]: tensor<16xf32>) -> tensor<16xf32>
 // CHECK:      %[[A:.*]] = onnx.Relu(%[[X]])
-// CHECK-NEXT: %[[H:.*]] = bufferization.alloc_tensor() copy(%[[A]]) : tensor<16xf32>
+// CHECK-NEXT: %[[HB:.*]] = bufferization.alloc_tensor() : tensor<16xf32>
+// CHECK-NEXT: %[[H:.*]] = bufferization.materialize_in_destination %[[A]] in %[[HB]]
 // CHECK-NEXT: %[[B:.*]] = onnx.Neg(%[[X]])
-// CHECK-NEXT: %[[D:.*]] = bufferization.alloc_tensor() copy(%[[H]]) : tensor<16xf32>
+// CHECK-NEXT: %[[DB:.*]] = bufferization.alloc_tensor() : tensor<16xf32>
+// CHECK-NEXT: %[[D:.*]] = bufferization.materialize_in_destination %[[H]] in %[[DB]]
 // CHECK-NEXT: %[[R:.*]] = onnx.Relu(%[[X]]) {vram.recompute}
 // CHECK-NEXT: %[[S:.*]] = onnx.Add(%[[D]], %[[R]])
 // CHECK-NOT: vram.
@@ -48,14 +51,15 @@ func.func @copies_only(%x: tensor<4xf32>) -> tensor<4xf32> {
 // A host value crossing a call is retyped with the callee's signature.
 // CHECK-LABEL: func.func private @bring_back
 // CHECK-SAME: (%[[H:.*]]: tensor<8xf32>) -> tensor<8xf32>
-// CHECK-NEXT: bufferization.alloc_tensor() copy(%[[H]]) : tensor<8xf32>
+// CHECK-NEXT: %[[B:.*]] = bufferization.alloc_tensor() : tensor<8xf32>
+// CHECK-NEXT: bufferization.materialize_in_destination %[[H]] in %[[B]]
 func.func private @bring_back(%h: !vram.host<tensor<8xf32>>) -> tensor<8xf32> {
   %d = vram.prefetch %h : !vram.host<tensor<8xf32>> -> tensor<8xf32>
   return %d : tensor<8xf32>
 }
 
 // CHECK-LABEL: func.func @caller
-// CHECK:      %[[H:.*]] = bufferization.alloc_tensor() copy(%{{.*}}) : tensor<8xf32>
+// CHECK:      %[[H:.*]] = bufferization.materialize_in_destination
 // CHECK-NEXT: call @bring_back(%[[H]]) : (tensor<8xf32>) -> tensor<8xf32>
 func.func @caller(%x: tensor<8xf32>) -> tensor<8xf32> {
   %h = vram.offload %x : tensor<8xf32> -> !vram.host<tensor<8xf32>>

@@ -5,13 +5,15 @@
 // RUN: vram-opt %s --pass-pipeline='builtin.module(vram-convert-vram-to-bufferization{host-memory-space=vram.pinned_host},vram-lower-to-buffers,canonicalize,func.func(vram-static-arena,vram-gpu-device-memory))' | FileCheck %s --check-prefix=MEM
 // RUN: vram-opt %s --vram-lower-to-gpu | FileCheck %s --check-prefix=HOST
 
-// The offload's copy is marked host memory; the prefetch's copy names the
-// default space (0), or it would inherit the host space of its source.
+// The offload's copy is a host tensor: the memory space is its encoding
+// and its buffer's; the prefetch's copy names the default space (0).
 // TENSOR-LABEL: func.func @main
 // TENSOR: %[[A:.*]] = onnx.Neg
-// TENSOR: %[[H:.*]] = bufferization.alloc_tensor() copy(%[[A]]) {memory_space = "vram.pinned_host"} : tensor<64xf32>
-// TENSOR: bufferization.alloc_tensor() copy(%[[H]]) {memory_space = 0 : i64} : tensor<64xf32>
-// TENSOR-NOT: vram.
+// TENSOR: %[[HB:.*]] = bufferization.alloc_tensor() {memory_space = "vram.pinned_host"} : tensor<64xf32, "vram.pinned_host">
+// TENSOR: %[[H:.*]] = bufferization.materialize_in_destination %[[A]] in %[[HB]] : (tensor<64xf32>, tensor<64xf32, "vram.pinned_host">) -> tensor<64xf32, "vram.pinned_host">
+// TENSOR: %[[DB:.*]] = bufferization.alloc_tensor() {memory_space = 0 : i64} : tensor<64xf32>
+// TENSOR: bufferization.materialize_in_destination %[[H]] in %[[DB]] : (tensor<64xf32, "vram.pinned_host">, tensor<64xf32>) -> tensor<64xf32>
+// TENSOR-NOT: vram.{{offload|prefetch}}
 
 // The host buffer gets an arena of its own (64 x 4 B = 256 B), a malloc the
 // device-memory pass pins. The device arena has two 256-B slots for four
@@ -64,4 +66,31 @@ func.func @main(%x: tensor<64xf32>) -> tensor<64xf32> {
   %a1 = vram.prefetch %h : !vram.host<tensor<64xf32>> -> tensor<64xf32>
   %d = onnx.Add(%a1, %c) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
   return %d : tensor<64xf32>
+}
+
+// A planned step's host argument and host result (a parameter the plan
+// keeps in host memory, and its update): both are host memory of the
+// caller's. The argument is not copied to the device at entry (only %G
+// is); the prefetch copies from the caller's buffer into the device arena;
+// the offloaded result is a pinned host buffer returned as it is: no copy
+// to a device buffer and back, unpinned at the return and not freed.
+// MEM-LABEL: func.func @host_boundary
+// MEM-SAME: (%[[P:.*]]: memref<64xf32>, %[[G:.*]]: memref<64xf32>) -> memref<64xf32>
+// MEM-NEXT: %[[GDEV:.*]] = gpu.alloc () : memref<64xf32>
+// MEM-NEXT: gpu.memcpy %[[GDEV]], %[[G]]
+// MEM-NEXT: %[[ARENA:.*]] = gpu.alloc () : memref<512xi8>
+// MEM: %[[IN:.*]] = memref.view %[[ARENA]]
+// MEM-NEXT: gpu.memcpy %[[IN]], %[[P]]
+// MEM: arith.subf
+// MEM: %[[OUT:.*]] = memref.alloc() {{.*}} : memref<64xf32>
+// MEM: gpu.host_register
+// MEM-NEXT: gpu.memcpy %[[OUT]], %{{.*}} : memref<64xf32>, memref<64xf32>
+// MEM-NOT: memref.dealloc %[[OUT]]
+// MEM: gpu.host_unregister
+// MEM-NEXT: return %[[OUT]] : memref<64xf32>
+func.func @host_boundary(%p: !vram.host<tensor<64xf32>>, %g: tensor<64xf32>) -> !vram.host<tensor<64xf32>> {
+  %d = vram.prefetch %p : !vram.host<tensor<64xf32>> -> tensor<64xf32>
+  %n = onnx.Sub(%d, %g) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
+  %h = vram.offload %n : tensor<64xf32> -> !vram.host<tensor<64xf32>>
+  return %h : !vram.host<tensor<64xf32>>
 }

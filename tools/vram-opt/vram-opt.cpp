@@ -120,6 +120,14 @@ llvm::cl::opt<bool> plan(
                    "a device; the plan is verified after it is applied"),
     llvm::cl::cat(stepCategory));
 
+llvm::cl::opt<bool> arenaCheck(
+    "arena-check",
+    llvm::cl::desc("With a plan, also place its buffers as the GPU program's "
+                   "arena does and plan for less until they fit the budget "
+                   "(default); false holds the budget in live bytes only, "
+                   "for a program another allocator places"),
+    llvm::cl::init(true), llvm::cl::cat(stepCategory));
+
 /// What the driver prints (or writes) after import and the flags' steps.
 enum class EmitKind { MLIR, Linalg, LLVM, PTX, Cubin };
 
@@ -543,7 +551,10 @@ int main(int argc, char **argv) {
       planOptions += " device=" + device;
     if (*overheadCap >= 0)
       planOptions += " max-overhead=" + std::to_string(*overheadCap);
-    steps.push_back("vram-plan{" + planOptions + "}");
+    if (!arenaCheck)
+      planOptions += " check-arena=false";
+    // vram-plan, re-planned until the lowered program's arena fits too.
+    steps.push_back("vram-fit-plan-to-arena{" + planOptions + "}");
     steps.push_back("vram-verify-plan");
   }
   // One pipeline: the flags' steps build the program (the training step,

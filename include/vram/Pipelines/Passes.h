@@ -34,6 +34,19 @@ void buildONNXToLinalgPipeline(mlir::OpPassManager &pm);
 /// and GPU pipelines differ.
 void buildTensorToBufferPipeline(mlir::OpPassManager &pm);
 
+/// The memory space that marks host tensors (a plan's offloaded buffers, a
+/// planned step's host arguments and results) as host memory on the GPU
+/// path, from bufferization until vram-gpu-device-memory takes them.
+inline constexpr llvm::StringLiteral kPinnedHostMemorySpace =
+    "vram.pinned_host";
+
+/// Appends the GPU path's buffer steps to `pm`: host copies in
+/// kPinnedHostMemorySpace, buildTensorToBufferPipeline, canonicalize, and
+/// vram-static-arena at cudaMalloc's alignment. What it leaves is the
+/// device memory the lowered program allocates: the arena, buffers that
+/// escape it, device copies of the arguments.
+void buildDeviceBufferPipeline(mlir::OpPassManager &pm);
+
 /// Appends `vram-lower-to-cpu` to `pm`: onnx (or linalg on tensors) down to
 /// the LLVM dialect, ready for mlir::ExecutionEngine. The entry function
 /// `entry` gets a C interface (`_mlir_ciface_<entry>`); its memref

@@ -84,15 +84,18 @@ static Type withoutMemorySpace(Type type) {
 /// Moves every value of `func` in `hostSpace` to the default memory space,
 /// which is where the LLVM lowering expects host memory, and returns those
 /// values. The memory space has done its job once this pass knows them.
-static FailureOr<llvm::DenseSet<Value>>
-takeHostMemorySpace(func::FuncOp func, Attribute hostSpace) {
+/// Arguments and results in it (a planned step's host arguments and
+/// results) are host memory of the caller's, as in the signature.
+static llvm::DenseSet<Value> takeHostMemorySpace(func::FuncOp func,
+                                                 Attribute hostSpace) {
   auto isHost = [&](Type type) { return isInMemorySpace(type, hostSpace); };
-  // Callers pass and receive device data: a host buffer crossing the
-  // boundary would need a convention nobody implements.
-  if (llvm::any_of(func.getArgumentTypes(), isHost) ||
-      llvm::any_of(func.getResultTypes(), isHost))
-    return func.emitError() << "a buffer in the host memory space " << hostSpace
-                            << " crosses the function's boundary";
+  auto strip = [&](Type type) {
+    return isHost(type) ? withoutMemorySpace(type) : type;
+  };
+  FunctionType signature = func.getFunctionType();
+  func.setType(FunctionType::get(
+      func.getContext(), llvm::map_to_vector(signature.getInputs(), strip),
+      llvm::map_to_vector(signature.getResults(), strip)));
   llvm::DenseSet<Value> hostValues;
   auto take = [&](Value value) {
     if (!isHost(value.getType()))
@@ -127,10 +130,7 @@ static void setPageLocked(OpBuilder &builder, Location loc, Value buffer,
 
 static LogicalResult moveToDeviceMemory(func::FuncOp func,
                                         Attribute hostSpace) {
-  FailureOr<llvm::DenseSet<Value>> hostValues =
-      takeHostMemorySpace(func, hostSpace);
-  if (failed(hostValues))
-    return failure();
+  llvm::DenseSet<Value> hostValues = takeHostMemorySpace(func, hostSpace);
   // Device buffers this pass creates, to free before each return unless
   // something already frees them; pinned host buffers likewise.
   llvm::SetVector<Value> ownedBuffers;
@@ -147,7 +147,7 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func,
             memref::GetGlobalOp, memref::CopyOp>(op))
       hostOps.push_back(op);
   });
-  auto isHostBuffer = [&](Value value) { return hostValues->contains(value); };
+  auto isHostBuffer = [&](Value value) { return hostValues.contains(value); };
   for (Operation *op : hostOps) {
     builder.setInsertionPoint(op);
     Location loc = op->getLoc();
@@ -205,7 +205,8 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func,
     }
   }
 
-  // Arguments: copied in at entry, and back at each return if written.
+  // Arguments: copied in at entry, and back at each return if written;
+  // host arguments stay where the caller has them, for copies to read.
   SmallVector<std::pair<BlockArgument, Value>> writtenArguments;
   builder.setInsertionPointToStart(&entry);
   for (BlockArgument argument : entry.getArguments()) {
@@ -214,6 +215,13 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func,
       continue;
     if (failed(checkContiguous(func, type, "argument")))
       return failure();
+    if (isHostBuffer(argument)) {
+      for (Operation *user : argument.getUsers())
+        if (!isa<gpu::MemcpyOp>(user))
+          return user->emitError("a host argument may only be copied (a "
+                                 "kernel cannot read host memory)");
+      continue;
+    }
     Location loc = argument.getLoc();
     auto device = gpu::AllocOp::create(builder, loc, type, Type(), ValueRange(),
                                        ValueRange(), ValueRange());
@@ -238,12 +246,20 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func,
           "allocation outside the function's entry block is never freed");
     freedAtExit.push_back(buffer);
   }
-  SmallVector<Value> hostFreedAtExit;
+  // A pinned host buffer that is returned (a host result) is unpinned at
+  // the return and left to the caller; any other is freed there.
+  SmallVector<Value> hostFreedAtExit, hostReturned;
   for (Value buffer : hostBuffers) {
     if (llvm::any_of(buffer.getUsers(), [](Operation *user) {
           return isa<memref::DeallocOp>(user);
         }))
       continue;
+    if (llvm::any_of(buffer.getUsers(), [](Operation *user) {
+          return isa<func::ReturnOp>(user);
+        })) {
+      hostReturned.push_back(buffer);
+      continue;
+    }
     if (buffer.getParentBlock() != &entry)
       return buffer.getDefiningOp()->emitError(
           "allocation outside the function's entry block is never freed");
@@ -257,7 +273,7 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func,
     Location loc = ret.getLoc();
     for (OpOperand &operand : ret->getOpOperands()) {
       auto type = dyn_cast<MemRefType>(operand.get().getType());
-      if (!type)
+      if (!type || isHostBuffer(operand.get()))
         continue;
       if (failed(checkContiguous(ret, type, "result")))
         return failure();
@@ -280,6 +296,8 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func,
       setPageLocked(builder, loc, buffer, /*lock=*/false);
       memref::DeallocOp::create(builder, loc, buffer);
     }
+    for (Value buffer : hostReturned)
+      setPageLocked(builder, loc, buffer, /*lock=*/false);
   }
   return success();
 }

@@ -1,12 +1,14 @@
 //===- VramToBufferization.cpp - host copies as bufferization copies -----===//
 //
 // The vram-convert-vram-to-bufferization pass: a memory plan's offloads and
-// prefetches become `bufferization.alloc_tensor ... copy(...)`, which One-Shot
-// Bufferize always turns into a fresh buffer plus `memref.copy`. On CPU host
+// prefetches become `bufferization.alloc_tensor` filled by
+// `materialize_in_destination`, which One-Shot Bufferize turns into a fresh
+// buffer plus `memref.copy`. On CPU host
 // memory is ordinary memory, so this executes the plan's round trips for
 // real; docs/planning.md says why the lowering sits at the tensor level.
-// On GPU (option host-memory-space) the offload's buffer is put in a memory
-// space of its own, which the GPU pipeline places in pinned host memory.
+// On GPU (option host-memory-space) host tensors, the offload's buffer and a
+// planned step's host arguments and results, are put in a memory space of
+// their own, which the GPU pipeline keeps in host memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +29,11 @@ namespace vram {
 using namespace mlir;
 
 namespace {
-/// `vram.offload` and `vram.prefetch` alike: a copy into a new tensor that
-/// shares no buffer with its source, of the (converted) result type, in
-/// `memorySpace` (null: One-Shot Bufferize's choice, the source's).
+/// `vram.offload` and `vram.prefetch` alike: a new tensor of the (converted)
+/// result type in `memorySpace` (null: One-Shot Bufferize's default), filled
+/// from the input by `materialize_in_destination`: a fresh buffer plus
+/// `memref.copy` once bufferized, also between tensor types whose encodings
+/// (memory spaces) differ, which `alloc_tensor ... copy` does not allow.
 template <typename CopyOp>
 struct HostCopyToAllocTensor : public OpConversionPattern<CopyOp> {
   HostCopyToAllocTensor(const TypeConverter &converter, MLIRContext *context,
@@ -45,10 +49,12 @@ struct HostCopyToAllocTensor : public OpConversionPattern<CopyOp> {
         this->getTypeConverter()->convertType(op.getType()));
     if (!type)
       return rewriter.notifyMatchFailure(op, "result is not a ranked tensor");
-    auto alloc = rewriter.replaceOpWithNewOp<bufferization::AllocTensorOp>(
-        op, type, /*dynamicSizes=*/ValueRange(), adaptor.getInput());
+    auto alloc = bufferization::AllocTensorOp::create(
+        rewriter, op.getLoc(), type, /*dynamicSizes=*/ValueRange());
     if (memorySpace)
       alloc.setMemorySpaceAttr(memorySpace);
+    rewriter.replaceOpWithNewOp<bufferization::MaterializeInDestinationOp>(
+        op, type, adaptor.getInput(), alloc.getResult());
     return success();
   }
 
@@ -62,19 +68,26 @@ struct ConvertVramToBufferizationPass
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    TypeConverter converter;
-    converter.addConversion([](Type type) { return type; });
-    converter.addConversion(
-        [](vram::HostTensorType type) -> Type { return type.getTensorType(); });
-
-    // With a host memory space, the prefetch's copy must name the default
-    // space (integer 0) explicitly: left open, it would inherit the host
-    // space of the buffer it copies.
+    // With a host memory space, a host tensor carries it as its encoding,
+    // which One-Shot Bufferize (use-encoding-for-memory-space) turns into
+    // the memory space of its buffer, function arguments and results
+    // included: a planned step's host arguments and results then stay host
+    // buffers across the call instead of being copied to the device. The
+    // prefetch's buffer names the default space (integer 0) explicitly.
     Attribute offloadSpace, prefetchSpace;
     if (!hostMemorySpace.empty()) {
       offloadSpace = StringAttr::get(context, hostMemorySpace);
       prefetchSpace = IntegerAttr::get(IntegerType::get(context, 64), 0);
     }
+    TypeConverter converter;
+    converter.addConversion([](Type type) { return type; });
+    converter.addConversion([&](vram::HostTensorType type) -> Type {
+      RankedTensorType tensor = type.getTensorType();
+      if (!offloadSpace)
+        return tensor;
+      return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
+                                   offloadSpace);
+    });
     RewritePatternSet patterns(context);
     patterns.add<HostCopyToAllocTensor<vram::OffloadOp>>(converter, context,
                                                          offloadSpace);

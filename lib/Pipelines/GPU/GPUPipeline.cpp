@@ -27,11 +27,6 @@
 
 using namespace mlir;
 
-/// The memory space that marks a plan's offloaded buffers as host memory
-/// from bufferization until vram-gpu-device-memory pins them.
-static constexpr llvm::StringLiteral kPinnedHostMemorySpace =
-    "vram.pinned_host";
-
 /// Upstream's NVVM serializer finds the CUDA toolkit (libdevice, for the
 /// __nv_expf/__nv_logf calls of kernels using exp, log or erf; ptxas) only
 /// through CUDA_ROOT, CUDA_HOME or CUDA_PATH; without one, such kernels keep
@@ -47,19 +42,7 @@ static void defaultCUDAToolkitPath() {
 void vram::buildLowerToGPUPipeline(OpPassManager &pm,
                                    const LowerToGPUOptions &options) {
   defaultCUDAToolkitPath();
-  // A plan's offloads and prefetches become copies, as on CPU, except that
-  // the offloaded buffer is host memory: the static arena packs it apart
-  // from device buffers, and the device-memory pass pins it.
-  ConvertVramToBufferizationPassOptions hostCopies;
-  hostCopies.hostMemorySpace = kPinnedHostMemorySpace.str();
-  pm.addPass(createConvertVramToBufferizationPass(hostCopies));
-  // Tensors -> buffers, as in vram-lower-to-cpu.
-  buildTensorToBufferPipeline(pm);
-  // No ownership-based deallocation here: its run-time ownership checks are
-  // host code that would read device buffers. Buffers share one arena by
-  // liveness instead; whatever escapes it is freed at function exit.
-  pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createStaticArenaPass());
+  buildDeviceBufferPipeline(pm);
 
   // Buffers -> device memory -> kernels.
   GPUDeviceMemoryPassOptions deviceMemory;
