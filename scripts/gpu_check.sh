@@ -9,6 +9,8 @@
 # LIST (default scripts/gpu_check/models.txt) has one check per line:
 # "name | model | vram-opt options"; an option "--budget=NN%" is NN% of the
 # unplanned peak that vram-opt reports for the same step without a budget.
+# GPU_CHECK_REPEAT (prepare, default 3) is how many timed calls follow the
+# first; GPU_CHECK_TIMEOUT (run, default 120) the seconds each check gets.
 #
 # prepare needs LLVM/MLIR 22, the CUDA toolkit (ptxas) and a build of this
 # project; run needs only the NVIDIA driver and DIR's executables and
@@ -84,7 +86,8 @@ prepare() {
         --shared-libs="$runner_libs" >"$work/cpu.out"
     fi
 
-    python3 "$root/scripts/gpu_check/harness.py" "$work/model.mlir" "$work/gpu.mlir" --gpu --repeat 3
+    python3 "$root/scripts/gpu_check/harness.py" "$work/model.mlir" "$work/gpu.mlir" --gpu \
+      --repeat "${GPU_CHECK_REPEAT:-3}"
     "$opt" "$work/gpu.mlir" --vram-lower-to-gpu="format=fatbin" \
       --mlir-print-ir-after=vram-static-arena -o "$work/gpu.ll.mlir" 2>"$work/after-arena.mlir"
     # The arena vram-static-arena made in each function: "function bytes".
