@@ -2,6 +2,7 @@
 
 #include "vram/Analysis/DeviceProfile.h"
 #include "vram/Analysis/CostModel.h"
+#include "vram/Support/ByteSize.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringExtras.h"
@@ -377,6 +378,13 @@ uint64_t usableBytes(const DeviceProfile &device) {
   return device.memoryBytes > device.contextReserveBytes
              ? device.memoryBytes - device.contextReserveBytes
              : 0;
+}
+
+llvm::Expected<uint64_t> resolveBudget(llvm::StringRef budget,
+                                       const DeviceProfile &device) {
+  if (budget.empty())
+    return usableBytes(device);
+  return parseByteSize(budget);
 }
 
 } // namespace vram

@@ -12,7 +12,6 @@
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Pipelines/Passes.h"
 #include "vram/Planning/IRPlanning.h"
-#include "vram/Support/ByteSize.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -106,64 +105,44 @@ struct FitPlanToArenaPass
     return planned;
   }
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    llvm::Expected<const vram::DeviceProfile &> profile =
-        vram::requireDeviceProfile(device);
-    if (!profile) {
-      module.emitError() << llvm::toString(profile.takeError());
-      return signalPassFailure();
-    }
-    uint64_t budgetBytes = vram::usableBytes(*profile);
-    if (!budget.empty()) {
-      llvm::Expected<uint64_t> parsed = vram::parseByteSize(budget);
-      if (!parsed) {
-        module.emitError() << "budget: " << llvm::toString(parsed.takeError());
-        return signalPassFailure();
-      }
-      budgetBytes = *parsed;
-    }
-
-    // The first plan is vram-plan's own, with its errors (an impossible
-    // budget names the smallest one that can be met).
-    FailureOr<OwningOpRef<ModuleOp>> planned = planUnder(budgetBytes, false);
-    if (failed(planned))
-      return signalPassFailure();
+  /// Plans again under lower targets until `planned`'s lowered program
+  /// fits `budgetBytes`, and returns the target of the plan kept. A module
+  /// that does not lower keeps its plan, with a warning.
+  FailureOr<uint64_t> fitToArena(FailureOr<OwningOpRef<ModuleOp>> &planned,
+                                 uint64_t budgetBytes) {
     // Targets below the budget: the highest whose lowered program was seen
     // to exceed the budget, and the highest no plan was found for.
     uint64_t target = budgetBytes, tooHigh = budgetBytes, tooLow = 0;
     uint64_t smallestExcess = std::numeric_limits<uint64_t>::max();
-    for (unsigned attempt = 1; checkArena; ++attempt) {
+    for (unsigned attempt = 1;; ++attempt) {
       uint64_t excess = 0;
       if (succeeded(planned)) {
         std::optional<uint64_t> measured =
             loweredExcess(**planned, budgetBytes);
         if (!measured) {
-          module.emitWarning()
+          getOperation().emitWarning()
               << "the planned program does not lower to buffers here, so "
                  "its arena was not checked against the budget";
-          break;
+          return target;
         }
         excess = *measured;
         if (excess == 0)
-          break;
+          return target;
         tooHigh = target;
         smallestExcess = std::min(smallestExcess, excess);
       } else {
         tooLow = target;
       }
-      if (attempt == attempts) {
-        module.emitError()
-            << "budget of " << vram::formatBudget(budgetBytes)
-            << " is met by the plan's live bytes but not by the lowered "
-               "program: its arena packs holes between the buffers, and no "
-               "plan for less made room for them: the smallest lowered "
-               "program found needs "
-            << vram::formatBudget(budgetBytes + smallestExcess) << " ("
-            << attempt << " plans, the last for " << vram::formatBudget(target)
-            << ")";
-        return signalPassFailure();
-      }
+      if (attempt >= attempts)
+        return getOperation().emitError()
+               << "budget of " << vram::formatBudget(budgetBytes)
+               << " is met by the plan's live bytes but not by the lowered "
+                  "program: its arena packs holes between the buffers, and "
+                  "no plan for less made room for them: the smallest lowered "
+                  "program found needs "
+               << vram::formatBudget(budgetBytes + smallestExcess) << " ("
+               << attempt << " plans, the last for "
+               << vram::formatBudget(target) << ")";
       // Plan for less by the excess (the holes scale with what the arena
       // packs, so that usually fits), or halfway to a target known to fail.
       target = excess && tooHigh - excess > tooLow
@@ -172,6 +151,35 @@ struct FitPlanToArenaPass
       ScopedDiagnosticHandler quiet(&getContext(),
                                     [](Diagnostic &) { return success(); });
       planned = planUnder(target, false);
+    }
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::Expected<const vram::DeviceProfile &> profile =
+        vram::requireDeviceProfile(device);
+    if (!profile) {
+      module.emitError() << llvm::toString(profile.takeError());
+      return signalPassFailure();
+    }
+    llvm::Expected<uint64_t> resolved = vram::resolveBudget(budget, *profile);
+    if (!resolved) {
+      module.emitError() << "budget: " << llvm::toString(resolved.takeError());
+      return signalPassFailure();
+    }
+    uint64_t budgetBytes = *resolved;
+
+    // The first plan is vram-plan's own, with its errors (an impossible
+    // budget names the smallest one that can be met).
+    FailureOr<OwningOpRef<ModuleOp>> planned = planUnder(budgetBytes, false);
+    if (failed(planned))
+      return signalPassFailure();
+    uint64_t target = budgetBytes;
+    if (checkArena) {
+      FailureOr<uint64_t> fitted = fitToArena(planned, budgetBytes);
+      if (failed(fitted))
+        return signalPassFailure();
+      target = *fitted;
     }
 
     if (printPlan) {

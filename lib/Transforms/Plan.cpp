@@ -11,7 +11,6 @@
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Dialect/Vram/VramOps.h"
 #include "vram/Planning/IRPlanning.h"
-#include "vram/Support/ByteSize.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -48,14 +47,11 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
     if (!found)
       return emitError(func.getLoc()) << llvm::toString(found.takeError());
     const DeviceProfile *profile = &*found;
-    uint64_t budgetBytes = usableBytes(*profile);
-    if (!budget.empty()) {
-      llvm::Expected<uint64_t> parsed = parseByteSize(budget);
-      if (!parsed)
-        return emitError(func.getLoc())
-               << "budget: " << llvm::toString(parsed.takeError());
-      budgetBytes = *parsed;
-    }
+    llvm::Expected<uint64_t> resolved = resolveBudget(budget, *profile);
+    if (!resolved)
+      return emitError(func.getLoc())
+             << "budget: " << llvm::toString(resolved.takeError());
+    uint64_t budgetBytes = *resolved;
     if (llvm::Error error = checkPlannerName(planner))
       return emitError(func.getLoc()) << llvm::toString(std::move(error));
     // A second plan over copies and clones would plan the plan: tensors that

@@ -553,9 +553,9 @@ int main(int argc, char **argv) {
       planOptions += " max-overhead=" + std::to_string(*overheadCap);
     if (!arenaCheck)
       planOptions += " check-arena=false";
-    // vram-plan, re-planned until the lowered program's arena fits too.
+    // vram-plan and vram-verify-plan, re-planned until the lowered
+    // program's arena fits too.
     steps.push_back("vram-fit-plan-to-arena{" + planOptions + "}");
-    steps.push_back("vram-verify-plan");
   }
   // One pipeline: the flags' steps build the program (the training step,
   // planned), the command line's passes transform it, then --emit lowers it

@@ -110,6 +110,11 @@ double estimateHostTransferSeconds(double bytes, const DeviceProfile &device);
 /// Memory left for the program: capacity minus the context reserve.
 uint64_t usableBytes(const DeviceProfile &device);
 
+/// The bytes a plan for `device` must fit: `budget` (parseByteSize's
+/// syntax, e.g. 16GB) when given, else the device's usable memory.
+llvm::Expected<uint64_t> resolveBudget(llvm::StringRef budget,
+                                       const DeviceProfile &device);
+
 } // namespace vram
 
 #endif // VRAM_ANALYSIS_DEVICEPROFILE_H

@@ -148,7 +148,7 @@ def FitPlanToArenaPass : Pass<"vram-fit-plan-to-arena", "mlir::ModuleOp"> {
     Option<"printPlan", "print-plan", "bool", /*default=*/"false",
            "print the plan that is kept, as vram-plan's print-plan does">,
     Option<"attempts", "attempts", "unsigned", /*default=*/"6",
-           "plans to try before giving up">,
+           "plans to try before giving up (0 counts as 1)">,
     Option<"checkArena", "check-arena", "bool", /*default=*/"true",
            "false: plan once and hold the budget in live bytes only (for a "
            "program that another allocator places), as vram-plan does">,
