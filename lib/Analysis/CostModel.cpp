@@ -414,8 +414,10 @@ static OpCost computeONNXCost(Operation *op) {
         cost.flops = (isAbsent(ln.getB()) ? 7 : 8) * numElements(ln.getX());
         return cost;
       })
-      .Case([](ONNXSoftmaxOp softmax) {
-        // Numerically stable: max 1, subtract 1, exp, sum 1, divide 1.
+      .Case<ONNXSoftmaxOp, ONNXLogSoftmaxOp>([](auto softmax) {
+        // Numerically stable: max 1, subtract 1, exp, sum 1, then divide 1
+        // (Softmax) or subtract the row's log-sum 1 (LogSoftmax; one log per
+        // row, not counted).
         return elementwise(softmax, 4 + kTranscendentalFlops);
       })
       .Case([](ONNXMaxPoolOp pool) {

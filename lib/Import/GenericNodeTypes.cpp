@@ -32,7 +32,6 @@ static bool keepsFirstInputType(StringRef op) {
                                         "GroupNormalization",
                                         "Hardmax",
                                         "InstanceNormalization",
-                                        "LogSoftmax",
                                         "LpNormalization",
                                         "Mish",
                                         "Round",

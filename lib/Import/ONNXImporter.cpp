@@ -1313,9 +1313,9 @@ void GraphImporter::normalizeResize(NodeContext &node) {
       DenseElementsAttr::get(scalesType, llvm::ArrayRef<float>(full)));
 }
 
-/// Softmax before 13 normalises over all dims from `axis` on, flattened;
-/// from 13 on, over `axis` alone. Both agree when `axis` is the last dim;
-/// otherwise the old meaning is Flatten -> Softmax -> Reshape.
+/// Softmax and LogSoftmax before 13 normalise over all dims from `axis` on,
+/// flattened; from 13 on, over `axis` alone. Both agree when `axis` is the
+/// last dim; otherwise the old meaning is Flatten -> (Log)Softmax -> Reshape.
 bool GraphImporter::importLegacySoftmax(NodeContext &node) {
   auto type = dyn_cast<RankedTensorType>(node.operands[0].getType());
   int64_t axis = 1;
@@ -1323,20 +1323,23 @@ bool GraphImporter::importLegacySoftmax(NodeContext &node) {
     if (attr.getName() == "axis")
       axis = cast<IntegerAttr>(attr.getValue()).getInt();
   if (!type)
-    fail("node '" + node.name + "': Softmax-" + llvm::Twine(node.version) +
-         " needs an input of known rank");
+    fail("node '" + node.name + "': " + node.opType + "-" +
+         llvm::Twine(node.version) + " needs an input of known rank");
   int64_t rank = type.getRank();
   if (axis < -rank || axis >= rank)
-    fail("node '" + node.name + "': Softmax axis " + llvm::Twine(axis) +
-         " is out of range for rank " + llvm::Twine(rank));
+    fail("node '" + node.name + "': " + node.opType + " axis " +
+         llvm::Twine(axis) + " is out of range for rank " + llvm::Twine(rank));
   if ((axis < 0 ? axis + rank : axis) == rank - 1)
     return false;
   Value flat = createInferred<ONNXFlattenOp>(
       node.loc, node.operands[0],
       builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis)));
-  Value softmax = createInferred<ONNXSoftmaxOp>(
-      node.loc, flat,
-      builder.getNamedAttr("axis", builder.getI64IntegerAttr(-1)));
+  NamedAttribute lastAxis =
+      builder.getNamedAttr("axis", builder.getI64IntegerAttr(-1));
+  Value softmax =
+      node.opType == "LogSoftmax"
+          ? createInferred<ONNXLogSoftmaxOp>(node.loc, flat, lastAxis)
+          : createInferred<ONNXSoftmaxOp>(node.loc, flat, lastAxis);
   Value shape = constantInts(type.getShape(), node.loc);
   values[node.outputs[0]] = createInferred<ONNXReshapeOp>(
       node.loc, ValueRange{softmax, shape}, std::nullopt);
@@ -1634,8 +1637,8 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
     if (node.operands.empty() || isa<NoneType>(node.operands[0].getType()))
       fail("node '" + node.name + "': " + node.opType + "-" +
            llvm::Twine(node.version) + " needs its first input");
-    if (node.opType == "Softmax" && node.version < 13 &&
-        importLegacySoftmax(node))
+    if ((node.opType == "Softmax" || node.opType == "LogSoftmax") &&
+        node.version < 13 && importLegacySoftmax(node))
       return;
     normalizeToCanonical(node);
     // Operands and results keep their ONNX positions: absent optional ones

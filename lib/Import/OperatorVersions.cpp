@@ -48,6 +48,7 @@ static const OperatorHistory kHistories[] = {
     {"LayerNormalization", {17}},
     {"LeakyRelu", {1, 6, 16}},
     {"Log", {1, 6, 13}},
+    {"LogSoftmax", {1, 11, 13}},
     {"MatMul", {1, 9, 13}},
     {"MaxPool", {1, 8, 10, 11, 12, 22}},
     {"Mul", {1, 6, 7, 13, 14}},

@@ -498,6 +498,7 @@ VRAM_SAVES_RESULT(ONNXExpOp)
 VRAM_SAVES_RESULT(ONNXSqrtOp)
 VRAM_SAVES_RESULT(ONNXReciprocalOp)
 VRAM_SAVES_RESULT(ONNXSoftmaxOp)
+VRAM_SAVES_RESULT(ONNXLogSoftmaxOp)
 VRAM_SAVES_INPUT(ONNXLeakyReluOp)
 VRAM_SAVES_INPUT(ONNXLogOp)
 VRAM_SAVES_INPUT(ONNXErfOp)
@@ -680,6 +681,14 @@ Gradients gradientOf(ONNXSoftmaxOp op, IRBuilding &ir, ValueRange saved,
   int64_t axis = normalizeAxis(op.getAxis(), rankOf(saved[0]));
   Value dot = ir.reduceSum(ir.mul(dY[0], saved[0]), {axis}, /*keepdims=*/true);
   return SmallVector<Value>{ir.mul(saved[0], ir.sub(dY[0], dot))};
+}
+
+Gradients gradientOf(ONNXLogSoftmaxOp op, IRBuilding &ir, ValueRange saved,
+                     ValueRange dY, ArrayRef<bool>) {
+  // dX = dY - exp(Y) sum(dY, axis)
+  int64_t axis = normalizeAxis(op.getAxis(), rankOf(saved[0]));
+  Value total = ir.reduceSum(dY[0], {axis}, /*keepdims=*/true);
+  return SmallVector<Value>{ir.sub(dY[0], ir.mul(ir.exp(saved[0]), total))};
 }
 
 FailureOr<SmallVector<Value>> saveFor(ONNXDropoutOp op, OpBuilder &builder,
@@ -1303,10 +1312,11 @@ void registerGradientExternalModels(DialectRegistry &registry) {
         ONNXWhereOp, ONNXCastOp, ONNXReluOp, ONNXLeakyReluOp, ONNXSigmoidOp,
         ONNXTanhOp, ONNXExpOp, ONNXSqrtOp, ONNXReciprocalOp, ONNXLogOp,
         ONNXErfOp, ONNXGeluOp, ONNXSwishOp, ONNXHardSigmoidOp, ONNXHardSwishOp,
-        ONNXClipOp, ONNXSoftmaxOp, ONNXDropoutOp, ONNXGemmOp, ONNXMatMulOp,
-        ONNXEinsumOp, ONNXConvOp, ONNXMaxPoolOp, ONNXAveragePoolOp,
-        ONNXGlobalAveragePoolOp, ONNXReduceMeanOp, ONNXReduceSumOp,
-        ONNXBatchNormalizationOp, ONNXLayerNormalizationOp>(context);
+        ONNXClipOp, ONNXSoftmaxOp, ONNXLogSoftmaxOp, ONNXDropoutOp, ONNXGemmOp,
+        ONNXMatMulOp, ONNXEinsumOp, ONNXConvOp, ONNXMaxPoolOp,
+        ONNXAveragePoolOp, ONNXGlobalAveragePoolOp, ONNXReduceMeanOp,
+        ONNXReduceSumOp, ONNXBatchNormalizationOp, ONNXLayerNormalizationOp>(
+        context);
   });
 }
 

@@ -93,10 +93,19 @@ Value IRBuilding::tanh(Value x) { return unary<ONNXTanhOp>(x); }
 Value IRBuilding::sigmoid(Value x) { return unary<ONNXSigmoidOp>(x); }
 Value IRBuilding::sqrt(Value x) { return unary<ONNXSqrtOp>(x); }
 
-Value IRBuilding::softmax(Value x, int64_t axis) {
-  return create<ONNXSoftmaxOp>(
+template <typename OpT>
+Value IRBuilding::normalizeAlong(Value x, int64_t axis) {
+  return create<OpT>(
       x.getType(), {x},
       {builder.getNamedAttr("axis", builder.getI64IntegerAttr(axis))});
+}
+
+Value IRBuilding::softmax(Value x, int64_t axis) {
+  return normalizeAlong<ONNXSoftmaxOp>(x, axis);
+}
+
+Value IRBuilding::logSoftmax(Value x, int64_t axis) {
+  return normalizeAlong<ONNXLogSoftmaxOp>(x, axis);
 }
 
 Value IRBuilding::cast(Value x, Type elementType) {

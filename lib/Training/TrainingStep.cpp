@@ -275,14 +275,17 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
         value = ir.transpose(value, classesLast);
       return rank == 2 ? value : ir.reshape(value, {rows, classes});
     };
-    Value probabilities = ir.softmax(toRows(logits), 1);
+    // LogSoftmax, not log(Softmax): the softmax of logits ~100 apart
+    // underflows to 0 in f32 and its log is -inf. Backward keeps only the
+    // log-probabilities, as PyTorch's cross_entropy does, and takes the
+    // probabilities from them.
+    Value logProbabilities = ir.logSoftmax(toRows(logits), 1);
     if (indexLabels) {
       // -sum_i w_i log softmax(p)_i,label_i / sum_i w_i, w_i = 0 where the
       // label is ignore-index (1 elsewhere); d/dp = (softmax(p) - onehot) w /
       // sum(w). No one-hot is built: the loss gathers each row's
-      // probability, and the gradient scatters -w / sum(w) into the scaled
-      // probabilities (in place), so backward keeps only the probabilities,
-      // as PyTorch's cross_entropy keeps its log-softmax.
+      // log-probability, and the gradient scatters -w / sum(w) into the
+      // scaled probabilities (in place).
       Type i64 = builder.getI64Type();
       Value indices = ir.reshape(labels, {rows, 1});
       Value offset = ir.sub(indices, ir.scalar(i64, double(options.ignoreIndex)));
@@ -295,29 +298,30 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
         rowStarts.push_back(row * classes);
       Value flatIndices =
           ir.add(ir.reshape(ir.int64s(rowStarts), {rows, 1}), classIndices);
-      Value picked = ir.gather(ir.reshape(probabilities, {rows * classes}),
+      Value picked = ir.gather(ir.reshape(logProbabilities, {rows * classes}),
                                flatIndices, /*axis=*/0);
       Value positions = ir.reduceSum(weight, {0, 1}, /*keepdims=*/false);
-      Value summed = ir.reduceSum(ir.mul(weight, ir.log(picked)), {0, 1},
+      Value summed = ir.reduceSum(ir.mul(weight, picked), {0, 1},
                                   /*keepdims=*/false);
       loss.value = ir.neg(ir.div(summed, positions));
       builder.setListener(&backwardTagger);
       Value scale = ir.div(weight, positions);
       Value minusScale = ir.neg(scale);
-      gradient = ir.scatterAdd(ir.mul(probabilities, scale), classIndices,
-                               minusScale, /*axis=*/1);
+      gradient = ir.scatterAdd(ir.mul(ir.exp(logProbabilities), scale),
+                               classIndices, minusScale, /*axis=*/1);
     } else {
       // -sum(t log softmax(p)) / rows; d/dp = (softmax(p) sum_c(t) - t) /
       // rows, the familiar (softmax(p) - t) / N when each row of t sums to
       // 1; soft labels need not.
       Value target = toRows(labels);
       Value positions = ir.scalar(element, double(rows));
-      Value summed = ir.reduceSum(ir.mul(target, ir.log(probabilities)),
-                                  {0, 1}, /*keepdims=*/false);
+      Value summed = ir.reduceSum(ir.mul(target, logProbabilities), {0, 1},
+                                  /*keepdims=*/false);
       loss.value = ir.neg(ir.div(summed, positions));
       builder.setListener(&backwardTagger);
-      Value scaledProbabilities = ir.mul(
-          probabilities, ir.reduceSum(target, {1}, /*keepdims=*/true));
+      Value scaledProbabilities =
+          ir.mul(ir.exp(logProbabilities),
+                 ir.reduceSum(target, {1}, /*keepdims=*/true));
       gradient = ir.div(ir.sub(scaledProbabilities, target), positions);
     }
     if (rank != 2)

@@ -54,6 +54,9 @@ public:
   mlir::Value sigmoid(mlir::Value x);
   mlir::Value sqrt(mlir::Value x);
   mlir::Value softmax(mlir::Value x, int64_t axis);
+  /// log(softmax(x)) without forming the softmax: finite where the softmax
+  /// underflows.
+  mlir::Value logSoftmax(mlir::Value x, int64_t axis);
   /// Converts to `elementType`; returns `x` when it has it already.
   mlir::Value cast(mlir::Value x, mlir::Type elementType);
 
@@ -102,6 +105,9 @@ private:
                      llvm::ArrayRef<mlir::NamedAttribute> attributes = {});
   template <typename OpT> mlir::Value broadcast(mlir::Value a, mlir::Value b);
   template <typename OpT> mlir::Value unary(mlir::Value x);
+  /// Softmax or LogSoftmax of `x` along `axis`.
+  template <typename OpT>
+  mlir::Value normalizeAlong(mlir::Value x, int64_t axis);
   template <typename OpT>
   mlir::Value reduce(mlir::Value x, llvm::ArrayRef<int64_t> axes,
                      bool keepdims);

@@ -3,7 +3,8 @@
 // BatchNormalization and LayerNormalization become linalg.generic
 // reductions (mean, then population variance around it) and one elementwise
 // linalg.generic that normalizes, scales and shifts; Softmax becomes
-// linalg.softmax; Dropout outside training is the identity.
+// linalg.softmax, LogSoftmax two row reductions and a subtraction; Dropout
+// outside training is the identity.
 //
 //===----------------------------------------------------------------------===//
 
@@ -352,6 +353,100 @@ struct SoftmaxLowering : ONNXToLinalgPattern<ONNXSoftmaxOp> {
   }
 };
 
+/// LogSoftmax(x) = x - (max + log(sum(exp(x - max)))) along `axis`: the row
+/// statistics (in f32 for narrower floats) are one max and one sum of
+/// exponentials that are at most 1, so nothing overflows, and no softmax is
+/// formed whose log would be -inf where it underflows.
+struct LogSoftmaxLowering : ONNXToLinalgPattern<ONNXLogSoftmaxOp> {
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+  LogicalResult lower(ONNXLogSoftmaxOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    if (failed(checkFloatTensors(op)))
+      return failure();
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t rank = type.getRank();
+    int64_t axis = op.getAxisAttr().getInt();
+    if (axis < 0)
+      axis += rank;
+    FloatType accType = accumulatorType(cast<FloatType>(type.getElementType()));
+    MLIRContext *context = rewriter.getContext();
+
+    SmallVector<int64_t> rowShape;
+    SmallVector<AffineExpr> rowExprs;
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators[axis] = utils::IteratorType::reduction;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis) {
+        rowShape.push_back(type.getDimSize(d));
+        rowExprs.push_back(getAffineDimExpr(d, context));
+      }
+    auto rowType = RankedTensorType::get(rowShape, accType);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap rowMap = AffineMap::get(rank, 0, rowExprs, context);
+
+    // One statistic per row: `combine(accumulator, x, rowInputs...)`.
+    auto reduceRows =
+        [&](Attribute initial, ValueRange rowInputs,
+            function_ref<Value(OpBuilder &, Location, Value, Value, ValueRange)>
+                combine) {
+          Value init =
+              createFilledTensor(rewriter, loc, rowType,
+                                 arith::ConstantOp::create(
+                                     rewriter, loc, cast<TypedAttr>(initial)));
+          SmallVector<Value> inputs{x};
+          llvm::append_range(inputs, rowInputs);
+          SmallVector<AffineMap> maps{identity};
+          maps.append(rowInputs.size(), rowMap);
+          maps.push_back(rowMap);
+          return linalg::GenericOp::create(
+                     rewriter, loc, rowType, inputs, init, maps, iterators,
+                     [&](OpBuilder &b, Location l, ValueRange args) {
+                       Value element = castFloat(b, l, args[0], accType);
+                       linalg::YieldOp::create(
+                           b, l,
+                           combine(b, l, args.back(), element,
+                                   args.slice(1, rowInputs.size())));
+                     })
+              .getResult(0);
+        };
+    APFloat lowest =
+        APFloat::getInf(accType.getFloatSemantics(), /*Negative=*/true);
+    Value rowMax = reduceRows(
+        rewriter.getFloatAttr(accType, lowest), {},
+        [](OpBuilder &b, Location l, Value acc, Value element, ValueRange) {
+          return arith::MaximumFOp::create(b, l, acc, element).getResult();
+        });
+    Value rowSum = reduceRows(
+        rewriter.getZeroAttr(accType), rowMax,
+        [](OpBuilder &b, Location l, Value acc, Value element,
+           ValueRange row) -> Value {
+          Value shifted = arith::SubFOp::create(b, l, element, row[0]);
+          return arith::AddFOp::create(b, l, acc,
+                                       math::ExpOp::create(b, l, shifted));
+        });
+    AffineMap rowIdentity = rewriter.getMultiDimIdentityMap(rowShape.size());
+    Value logSum = buildParallelGeneric(
+        rewriter, loc, rowType, {rowMax, rowSum}, {rowIdentity, rowIdentity},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return arith::AddFOp::create(b, l, args[0],
+                                       math::LogOp::create(b, l, args[1]));
+        });
+    Value output = buildParallelGeneric(
+        rewriter, loc, type, {x, logSum}, {identity, rowMap},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value shifted = arith::SubFOp::create(
+              b, l, castFloat(b, l, args[0], accType), args[1]);
+          return castFloat(b, l, shifted, type.getElementType());
+        });
+    rewriter.replaceOp(op, output);
+    return success();
+  }
+};
+
 /// The keep-mask of training-mode Dropout: element i (row-major) is kept
 /// when u_i >= ratio, u_i uniform in [0, 1) from a counter-based generator,
 /// so the mask is a pure function of (seed, shape) and a step recomputed or
@@ -478,6 +573,6 @@ struct DropoutLowering : ONNXToLinalgPattern<ONNXDropoutOp> {
 void vram::populateNormalizationToLinalgPatterns(
     const TypeConverter &typeConverter, RewritePatternSet &patterns) {
   patterns.add<BatchNormalizationLowering, LayerNormalizationLowering,
-               SoftmaxLowering, DropoutLowering>(typeConverter,
-                                                 patterns.getContext());
+               SoftmaxLowering, LogSoftmaxLowering, DropoutLowering>(
+      typeConverter, patterns.getContext());
 }

@@ -244,11 +244,21 @@ LogicalResult ONNXLayerNormalizationOp::verify() {
   return success();
 }
 
-LogicalResult ONNXSoftmaxOp::verify() {
-  auto type = getRankedType(getInput());
+/// Softmax and LogSoftmax: `axis` names a dim of the input.
+static LogicalResult verifySoftmaxAxis(Operation *op, Value input,
+                                       int64_t axis) {
+  auto type = getRankedType(input);
   if (!type)
     return success();
-  return normalizeAxis(*this, getAxis(), type.getRank());
+  return normalizeAxis(op, axis, type.getRank());
+}
+
+LogicalResult ONNXSoftmaxOp::verify() {
+  return verifySoftmaxAxis(*this, getInput(), getAxis());
+}
+
+LogicalResult ONNXLogSoftmaxOp::verify() {
+  return verifySoftmaxAxis(*this, getInput(), getAxis());
 }
 
 //===----------------------------------------------------------------------===//

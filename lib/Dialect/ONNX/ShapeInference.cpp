@@ -287,6 +287,10 @@ LogicalResult ONNXSoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return inferSameTypeAsOperand(getInput(), types);
 }
 
+LogicalResult ONNXLogSoftmaxOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferSameTypeAsOperand(getInput(), types);
+}
+
 LogicalResult
 ONNXScatterElementsOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return inferSameTypeAsOperand(getData(), types);

@@ -38,7 +38,7 @@ void populateConvPoolToLinalgPatterns(const mlir::TypeConverter &typeConverter,
                                       mlir::RewritePatternSet &patterns);
 
 /// BatchNormalization (inference and training mode), LayerNormalization,
-/// Softmax, Dropout.
+/// Softmax, LogSoftmax, Dropout.
 void populateNormalizationToLinalgPatterns(
     const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
 

@@ -326,12 +326,24 @@ def ONNXDropoutOp : ONNX_Op<"Dropout", [ONNX_InferShapes]> {
   let results = (outs AnyTensor:$output, ONNX_TensorOrNone:$mask);
 }
 
-def ONNXSoftmaxOp : ONNX_Op<"Softmax", [ONNX_InferShapes, Pure, SameOperandsAndResultElementType,
-                                        SameOperandsAndResultShape]> {
-  let summary = "softmax along `axis`";
+class ONNX_SoftmaxFamilyOp<string mnemonic, string summaryText>
+    : ONNX_Op<mnemonic, [ONNX_InferShapes, Pure, SameOperandsAndResultElementType,
+                         SameOperandsAndResultShape]> {
+  let summary = summaryText;
   let arguments = (ins AnyTensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
   let results = (outs AnyTensor:$output);
   let hasVerifier = 1;
+}
+
+def ONNXSoftmaxOp : ONNX_SoftmaxFamilyOp<"Softmax", "softmax along `axis`">;
+
+def ONNXLogSoftmaxOp : ONNX_SoftmaxFamilyOp<"LogSoftmax",
+    "log of the softmax along `axis`, computed without forming the softmax"> {
+  let description = [{
+    `x - max(x) - log(sum(exp(x - max(x))))`: finite wherever the inputs
+    are, where `log(Softmax(x))` is `-inf` once `exp` underflows (logits
+    about 100 apart in f32).
+  }];
 }
 
 //===----------------------------------------------------------------------===//
