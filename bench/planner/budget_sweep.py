@@ -3,7 +3,8 @@
 10% of its unplanned peak and prints one table row per (model, optimizer,
 precision, budget): what the planner says the planned peak is, what the
 memory analysis measures on the rewritten IR (the verified peak), whether
-they agree, the overhead, and the smallest budget named when a budget is
+they agree, the device bytes of the program once lowered (which must fit the
+budget), the overhead, and the smallest budget named when a budget is
 refused. It also checks that the sweep is monotone (a met budget is never
 below a refused one) and that every "smallest budget that can be met" is then
 met.
@@ -19,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 KIT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
@@ -37,6 +39,7 @@ FRACTIONS = [0.95, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]
 PLAN_LINE = re.compile(r"planned peak ([\d,]+) B.*overhead ([\d.]+)%")
 SMALLEST = re.compile(r"smallest budget that can be met is ([\d,]+) bytes")
 FLOOR = re.compile(r"no plan can go below ([\d,]+) bytes")
+LOWERED = re.compile(r"vram.lowered_peak = (\d+)")
 
 
 def number(text):
@@ -69,23 +72,28 @@ class Config:
         return json.loads(out)["peak"]["bytes"]
 
     def plan(self, budget):
-        """(planner's peak, verified peak, overhead %, seconds) or the
-        refusal (None, smallest budget, floor, message)."""
-        start = time.time()
-        status, out, err = run(self.command(f"--budget={budget}",
-                                            "-o", "/dev/null"))
-        seconds = time.time() - start
-        if status != 0:
-            smallest, floor = SMALLEST.search(err), FLOOR.search(err)
-            if smallest:
-                return None, number(smallest.group(1)), \
-                    number(floor.group(1)) if floor else None, None
-            return None, None, None, err.strip().splitlines()[-1]
-        match = PLAN_LINE.search(out + err)
-        status, report, err = run(self.command(f"--budget={budget}",
-                                               "--report=json"))
+        """(planner's peak, verified peak, lowered peak, overhead %, seconds)
+        or the refusal (None, smallest budget, floor, message, None)."""
+        with tempfile.NamedTemporaryFile(suffix=".mlir") as planned:
+            start = time.time()
+            status, out, err = run(self.command(f"--budget={budget}",
+                                                "-o", planned.name))
+            seconds = time.time() - start
+            if status != 0:
+                smallest, floor = SMALLEST.search(err), FLOOR.search(err)
+                if smallest:
+                    return None, number(smallest.group(1)), \
+                        number(floor.group(1)) if floor else None, None, None
+                return None, None, None, err.strip().splitlines()[-1], None
+            match = PLAN_LINE.search(out + err)
+            lowered = LOWERED.search(open(planned.name).read())
+            # The memory analysis of the planned IR as written.
+            status, report, err = run([self.vram_opt, planned.name,
+                                       "--report=json"])
         verified = json.loads(report)["peak"]["bytes"] if status == 0 else None
-        return number(match.group(1)), verified, float(match.group(2)), seconds
+        return number(match.group(1)), verified, \
+            int(lowered.group(1)) if lowered else None, \
+            float(match.group(2)), seconds
 
 
 def main():
@@ -106,8 +114,10 @@ def main():
         if args.fractions else FRACTIONS
 
     print("| model | optimizer | precision | budget % | budget | planner peak "
-          "| verified peak | equal | overhead % | plan s | result |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| verified peak | equal | lowered peak | overhead % | plan s "
+          "| result |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+          "| --- |")
     problems = []
     for stem, batch in models:
         for optimizer in args.optimizers.split(","):
@@ -122,13 +132,15 @@ def main():
                 met, refused = [], []
                 for fraction in fractions:
                     budget = int(peak * fraction)
-                    planned, verified, overhead, seconds = config.plan(budget)
+                    planned, verified, lowered, overhead, seconds = \
+                        config.plan(budget)
                     row = f"| {stem} | {optimizer} | {precision} | " \
                           f"{fraction * 100:.0f} | {budget:,} | "
                     if planned is None and verified is not None:
                         refused.append(budget)
-                        row += f" | | | | | cannot: smallest {verified:,}" + \
-                               (f", floor {overhead:,}" if overhead else "")
+                        row += f" | | | | | | cannot: smallest " \
+                               f"{verified:,}" + \
+                               (f", floor {lowered:,}" if lowered else "")
                         smallest = verified
                         if smallest < peak:
                             check = config.plan(smallest)
@@ -137,8 +149,8 @@ def main():
                                                 f"{smallest:,} is not met")
                         row += " |"
                     elif planned is None:
-                        problems.append(f"{label} at {budget:,}: {seconds}")
-                        row += f" | | | | | error: {seconds} |"
+                        problems.append(f"{label} at {budget:,}: {overhead}")
+                        row += f" | | | | | | error: {overhead} |"
                     else:
                         met.append(budget)
                         equal = planned == verified
@@ -146,9 +158,14 @@ def main():
                             problems.append(
                                 f"{label} at {budget:,}: planner {planned:,}, "
                                 f"verified {verified}")
+                        if lowered is None or lowered > budget:
+                            problems.append(
+                                f"{label} at {budget:,}: lowered program "
+                                f"needs {lowered}")
                         row += f"{planned:,} | {verified:,} | " \
-                               f"{'yes' if equal else 'NO'} | {overhead:.1f} " \
-                               f"| {seconds:.2f} | planned |"
+                               f"{'yes' if equal else 'NO'} | " \
+                               f"{lowered if lowered is None else f'{lowered:,}'} " \
+                               f"| {overhead:.1f} | {seconds:.2f} | planned |"
                     print(row, flush=True)
                 if met and refused and min(met) < max(refused):
                     problems.append(f"{label}: not monotone (met "

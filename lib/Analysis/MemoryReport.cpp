@@ -226,10 +226,14 @@ std::string formatPlanSummary(const PlanSummary &plan) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "budget " << formatExactBytes(plan.budget) << " B, planned peak "
-     << formatExactBytes(plan.plannedPeak) << " B (unplanned "
-     << formatExactBytes(plan.unplannedPeak) << " B); " << plan.recomputations
-     << " recomputations, " << formatExactBytes(plan.offloadedBytes)
-     << " B offloaded, " << plan.hostArguments << " arguments in host memory ("
+     << formatExactBytes(plan.plannedPeak) << " B";
+  if (plan.loweredPeak)
+    os << ", " << formatExactBytes(*plan.loweredPeak)
+       << " B on the device once lowered";
+  os << " (unplanned " << formatExactBytes(plan.unplannedPeak) << " B); "
+     << plan.recomputations << " recomputations, "
+     << formatExactBytes(plan.offloadedBytes) << " B offloaded, "
+     << plan.hostArguments << " arguments in host memory ("
      << formatExactBytes(plan.hostArgumentBytes) << " B); overhead "
      << llvm::format("%.1f%%", plan.overhead() * 100) << " of "
      << formatSeconds(plan.computeSeconds) << " (recompute "
@@ -243,6 +247,8 @@ static void writePlanJSON(const PlanSummary &plan, llvm::json::OStream &json) {
   json.attributeObject("plan", [&] {
     json.attribute("budget", plan.budget);
     json.attribute("planned_peak", plan.plannedPeak);
+    if (plan.loweredPeak)
+      json.attribute("lowered_peak", *plan.loweredPeak);
     json.attribute("unplanned_peak", plan.unplannedPeak);
     json.attribute("recomputations", plan.recomputations);
     json.attribute("offloaded_bytes", plan.offloadedBytes);
@@ -544,8 +550,9 @@ svg.addEventListener("mousemove",ev=>{const r=svg.getBoundingClientRect();
 svg.addEventListener("mouseleave",()=>{tip.style.display="none";cursor.setAttribute("opacity",0);});
 document.getElementById("title").textContent="Memory of @"+data.function;
 if(data.plan){const p=data.plan;document.getElementById("plan").innerHTML=
- "<b>plan</b> for a budget of "+fmt(p.budget)+": planned peak <b>"+fmt(p.planned_peak)+
- "</b>, unplanned "+fmt(p.unplanned_peak)+" &middot; "+p.recomputations+" recomputations, "+
+ "<b>plan</b> for a budget of "+fmt(p.budget)+": planned peak <b>"+fmt(p.planned_peak)+"</b>"+
+ (p.lowered_peak!==undefined?", "+fmt(p.lowered_peak)+" on the device once lowered":"")+
+ ", unplanned "+fmt(p.unplanned_peak)+" &middot; "+p.recomputations+" recomputations, "+
  fmt(p.offloaded_bytes)+" offloaded, "+p.host_arguments+" arguments in host memory ("+
  fmt(p.host_argument_bytes)+") &middot; overhead "+(100*p.overhead).toFixed(1)+"% of "+
  (1e3*p.compute_seconds).toPrecision(3)+" ms (recompute "+(1e3*p.recompute_seconds).toPrecision(3)+

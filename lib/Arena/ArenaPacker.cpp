@@ -22,6 +22,8 @@ llvm::StringRef getOrderingName(Ordering ordering) {
     return "lifetime";
   case Ordering::Begin:
     return "begin";
+  case Ordering::Breadth:
+    return "breadth";
   }
   llvm_unreachable("unknown ordering");
 }
@@ -101,6 +103,43 @@ uint64_t computeNaiveSize(llvm::ArrayRef<ArenaBuffer> buffers) {
   return total;
 }
 
+/// Per buffer, the most bytes live at any point of its lifetime: a sweep over
+/// the sections between consecutive begin and end events.
+static std::vector<uint64_t>
+computeBreadths(llvm::ArrayRef<ArenaBuffer> buffers) {
+  unsigned n = buffers.size();
+  std::vector<uint64_t> points;
+  for (const ArenaBuffer &b : buffers) {
+    points.push_back(b.begin);
+    points.push_back(uint64_t(b.end) + 1);
+  }
+  llvm::sort(points);
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  auto indexOf = [&](uint64_t p) {
+    return std::lower_bound(points.begin(), points.end(), p) - points.begin();
+  };
+  std::vector<uint64_t> live(points.size() + 1, 0);
+  // Difference array of live bytes over the sections.
+  std::vector<uint64_t> add(points.size() + 1, 0), sub(points.size() + 1, 0);
+  for (const ArenaBuffer &b : buffers) {
+    add[indexOf(b.begin)] += b.slot();
+    sub[indexOf(uint64_t(b.end) + 1)] += b.slot();
+  }
+  uint64_t running = 0;
+  for (size_t s = 0; s < points.size(); ++s) {
+    running += add[s];
+    running -= sub[s];
+    live[s] = running;
+  }
+  std::vector<uint64_t> breadth(n, 0);
+  for (unsigned i = 0; i < n; ++i)
+    for (size_t s = indexOf(buffers[i].begin),
+                e = indexOf(uint64_t(buffers[i].end) + 1);
+         s < e; ++s)
+      breadth[i] = std::max(breadth[i], live[s]);
+  return breadth;
+}
+
 std::vector<unsigned> makeOrder(llvm::ArrayRef<ArenaBuffer> buffers,
                                 Ordering ordering) {
   std::vector<unsigned> order(buffers.size());
@@ -139,134 +178,197 @@ std::vector<unsigned> makeOrder(llvm::ArrayRef<ArenaBuffer> buffers,
       return slot(a) > slot(b);
     });
     break;
+  case Ordering::Breadth: {
+    std::vector<uint64_t> breadth = computeBreadths(buffers);
+    llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+      return std::make_tuple(breadth[a], slot(a)) >
+             std::make_tuple(breadth[b], slot(b));
+    });
+    break;
+  }
   }
   return order;
 }
 
-Placement placeBestFit(llvm::ArrayRef<ArenaBuffer> buffers,
-                       llvm::ArrayRef<unsigned> order) {
-  Placement placement;
-  placement.offsets.assign(buffers.size(), 0);
-  // Placed buffers sorted by offset, so the gaps among those overlapping in
-  // time come out of one scan without sorting per buffer.
-  std::vector<unsigned> byOffset;
-  byOffset.reserve(buffers.size());
-  for (unsigned index : order) {
-    const ArenaBuffer &buffer = buffers[index];
-    uint64_t slot = buffer.slot();
-    // An empty buffer occupies no byte; offset 0 is as good as any.
-    if (slot == 0)
-      continue;
-    uint64_t cursor = 0, bestGap = UINT64_MAX, bestOffset = 0;
-    bool foundGap = false;
-    for (unsigned other : byOffset) {
-      if (!buffer.overlapsInTime(buffers[other]))
-        continue;
-      uint64_t otherOffset = placement.offsets[other];
-      if (otherOffset > cursor) {
-        uint64_t gap = otherOffset - cursor;
-        uint64_t candidate = llvm::alignTo(cursor, buffer.alignment);
-        if (gap < bestGap && candidate + slot <= otherOffset) {
-          bestGap = gap;
-          bestOffset = candidate;
-          foundGap = true;
-        }
-      }
-      cursor = std::max(cursor, otherOffset + buffers[other].slot());
-    }
-    uint64_t offset =
-        foundGap ? bestOffset : llvm::alignTo(cursor, buffer.alignment);
-    placement.offsets[index] = offset;
-    placement.arenaSize = std::max(placement.arenaSize, offset + slot);
-    auto position = llvm::upper_bound(byOffset, offset, [&](uint64_t value,
-                                                            unsigned other) {
-      return value < placement.offsets[other];
-    });
-    byOffset.insert(position, index);
-  }
-  return placement;
-}
-
 namespace {
 
-/// Lower-bound-directed local search from `order` for `rounds` rounds: the
-/// buffers that reach the arena's top are what makes it larger than the
-/// bound, so each round moves one of them to a random earlier position in
-/// the order, where it is placed before buffers it was blocked by. Moves that
-/// do not grow the arena are kept, so the search can cross plateaus; it
-/// stops early after `stallLimit` rounds without a smaller arena (0: never).
-void searchFrom(llvm::ArrayRef<ArenaBuffer> buffers,
-                std::vector<unsigned> order,
-                unsigned rounds, unsigned stallLimit, std::mt19937_64 &random,
-                llvm::StringRef method, PackResult &result) {
-  Placement current = placeBestFit(buffers, order);
-  std::vector<unsigned> candidateOrder;
-  unsigned stalled = 0;
-  for (unsigned round = 0;
-       round < rounds && result.placement.arenaSize > result.lowerBound &&
-       (stallLimit == 0 || stalled < stallLimit);
-       ++round) {
-    std::vector<unsigned> topPositions;
-    for (auto [position, index] : llvm::enumerate(order))
-      if (buffers[index].slot() != 0 &&
-          current.offsets[index] + buffers[index].slot() == current.arenaSize)
-        topPositions.push_back(position);
-    candidateOrder = order;
-    unsigned from = topPositions[random() % topPositions.size()];
-    if (from == 0) {
-      // Already first: perturb elsewhere instead, by swapping a random pair
-      // of neighbours.
-      if (order.size() < 2)
-        break;
-      unsigned at = random() % (order.size() - 1);
-      std::swap(candidateOrder[at], candidateOrder[at + 1]);
-    } else {
-      unsigned to = random() % from;
-      std::rotate(candidateOrder.begin() + to, candidateOrder.begin() + from,
-                  candidateOrder.begin() + from + 1);
+/// The instance as the placement loop wants it: slots, alignments, and for
+/// each buffer the non-empty buffers live at the same time as it (the only
+/// ones its offset depends on), in compressed-sparse-row form. Time-disjoint
+/// buffers never interact, so a placement costs the sum of the neighbour
+/// counts (times a log for sorting), not n^2.
+struct Conflicts {
+  std::vector<uint64_t> slot, alignment;
+  std::vector<uint32_t> start, neighbours;
+
+  explicit Conflicts(llvm::ArrayRef<ArenaBuffer> buffers) {
+    unsigned n = buffers.size();
+    slot.resize(n);
+    alignment.resize(n);
+    for (unsigned i = 0; i < n; ++i) {
+      slot[i] = buffers[i].slot();
+      alignment[i] = buffers[i].alignment;
     }
-    Placement candidate = placeBestFit(buffers, candidateOrder);
-    ++result.searchRounds;
-    if (candidate.arenaSize > current.arenaSize) {
-      ++stalled;
-      continue;
+    // Sweep by begin: j after i overlaps i iff j begins by i's end.
+    std::vector<unsigned> byBegin;
+    for (unsigned i = 0; i < n; ++i)
+      if (slot[i] != 0)
+        byBegin.push_back(i);
+    llvm::stable_sort(byBegin, [&](unsigned a, unsigned b) {
+      return buffers[a].begin < buffers[b].begin;
+    });
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    std::vector<uint32_t> degree(n, 0);
+    for (size_t x = 0; x < byBegin.size(); ++x) {
+      unsigned i = byBegin[x];
+      for (size_t y = x + 1;
+           y < byBegin.size() && buffers[byBegin[y]].begin <= buffers[i].end;
+           ++y) {
+        pairs.push_back({i, byBegin[y]});
+        ++degree[i];
+        ++degree[byBegin[y]];
+      }
     }
-    stalled = candidate.arenaSize < current.arenaSize ? 0 : stalled + 1;
-    order.swap(candidateOrder);
-    current = std::move(candidate);
-    if (current.arenaSize < result.placement.arenaSize) {
-      result.placement = current;
-      result.method = method.str();
+    start.assign(n + 1, 0);
+    for (unsigned i = 0; i < n; ++i)
+      start[i + 1] = start[i] + degree[i];
+    neighbours.resize(start[n]);
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (auto [a, b] : pairs) {
+      neighbours[fill[a]++] = b;
+      neighbours[fill[b]++] = a;
     }
   }
+  unsigned size() const { return slot.size(); }
+};
+
+/// A placed neighbour: its bytes [offset, end) and its index.
+struct Occupied {
+  uint64_t offset, end;
+  uint32_t index;
+};
+
+/// Sorts by offset. The neighbour lists are kept in the offset order of the
+/// previous placement, and consecutive placements of the search differ in
+/// few offsets, so insertion sort is usually linear; it falls back to a
+/// full sort when the input turns out far from sorted.
+void sortByOffset(std::vector<Occupied> &items, uint64_t &work) {
+  size_t moves = 0, limit = 8 * items.size() + 32;
+  for (size_t i = 1; i < items.size(); ++i) {
+    Occupied item = items[i];
+    size_t j = i;
+    while (j > 0 && items[j - 1].offset > item.offset) {
+      items[j] = items[j - 1];
+      --j;
+    }
+    items[j] = item;
+    moves += i - j;
+    if (moves > limit) {
+      std::sort(items.begin(), items.end(),
+                [](const Occupied &a, const Occupied &b) {
+                  return a.offset < b.offset;
+                });
+      work += 4 * items.size();
+      break;
+    }
+  }
+  work += moves;
 }
 
-/// The search budget twice: once from the best greedy order, then in short
-/// restarts from random orders, for instances whose greedy neighbourhood
-/// has no path down to the bound (small_cnn's training step: 1.055x the
-/// bound from the greedy start, 1.0x from others).
-void improveByLocalSearch(llvm::ArrayRef<ArenaBuffer> buffers,
-                          std::vector<unsigned> order, PackResult &result,
-                          const PackOptions &options) {
-  constexpr unsigned kRestartStallRounds = 10;
-  uint64_t pairsPerRound =
-      std::max<uint64_t>(1, uint64_t(buffers.size()) * buffers.size());
-  unsigned rounds = static_cast<unsigned>(std::min<uint64_t>(
-      options.localSearchRounds, options.searchPairLimit / pairsPerRound / 2));
-  std::mt19937_64 random(options.seed);
-  searchFrom(buffers, order, rounds, /*stallLimit=*/0, random, "local search",
-             result);
-  unsigned spent = result.searchRounds;
-  while (result.searchRounds < spent + rounds &&
-         result.placement.arenaSize > result.lowerBound) {
-    std::shuffle(order.begin(), order.end(), random);
-    unsigned before = result.searchRounds;
-    searchFrom(buffers, order, spent + rounds - result.searchRounds,
-               kRestartStallRounds, random, "local search (restarted)", result);
-    if (result.searchRounds == before)
-      break;
+/// Best fit of one buffer against the already placed neighbours `below`,
+/// sorted by offset: the smallest gap that holds the slot at an aligned
+/// offset, lowest among equal gaps, else on top.
+uint64_t bestFitOffset(const std::vector<Occupied> &below, uint64_t slot,
+                       uint64_t alignment) {
+  uint64_t cursor = 0, bestGap = UINT64_MAX, bestOffset = 0;
+  bool foundGap = false;
+  for (const Occupied &o : below) {
+    if (o.offset > cursor) {
+      uint64_t gap = o.offset - cursor;
+      uint64_t candidate = llvm::alignTo(cursor, alignment);
+      if (gap < bestGap && candidate + slot <= o.offset) {
+        bestGap = gap;
+        bestOffset = candidate;
+        foundGap = true;
+      }
+    }
+    cursor = std::max(cursor, o.end);
   }
+  return foundGap ? bestOffset : llvm::alignTo(cursor, alignment);
 }
+
+struct Scratch {
+  std::vector<Occupied> placed;
+  std::vector<uint32_t> later;
+};
+
+/// A best-fit placement that can be redone from any position of its order:
+/// buffer order[k]'s offset depends only on order[0..k), so moving a buffer
+/// from `from` to an earlier `to` re-places order[to..] and keeps the rest.
+struct OrderedPlacement {
+  std::vector<unsigned> order, position;
+  std::vector<uint64_t> offset;
+  /// top[k]: the largest offset + slot among order[0..k].
+  std::vector<uint64_t> top;
+
+  uint64_t arena() const { return top.empty() ? 0 : top.back(); }
+
+  void reset(Conflicts &c, std::vector<unsigned> newOrder, uint64_t &work,
+             Scratch &scratch) {
+    order = std::move(newOrder);
+    position.resize(order.size());
+    offset.assign(order.size(), 0);
+    top.assign(order.size(), 0);
+    for (unsigned k = 0; k < order.size(); ++k)
+      position[order[k]] = k;
+    placeFrom(c, 0, work, scratch);
+  }
+
+  void placeFrom(Conflicts &c, unsigned from, uint64_t &work,
+                 Scratch &scratch) {
+    uint64_t running = from == 0 ? 0 : top[from - 1];
+    for (unsigned k = from; k < order.size(); ++k) {
+      unsigned index = order[k];
+      uint64_t slot = c.slot[index];
+      if (slot != 0) {
+        scratch.placed.clear();
+        scratch.later.clear();
+        uint32_t first = c.start[index], last = c.start[index + 1];
+        for (uint32_t e = first; e < last; ++e) {
+          unsigned other = c.neighbours[e];
+          if (position[other] < k)
+            scratch.placed.push_back(
+                {offset[other], offset[other] + c.slot[other], other});
+          else
+            scratch.later.push_back(other);
+        }
+        sortByOffset(scratch.placed, work);
+        work += last - first;
+        // Keep the list in this order for the next placement.
+        uint32_t e = first;
+        for (const Occupied &o : scratch.placed)
+          c.neighbours[e++] = o.index;
+        for (uint32_t other : scratch.later)
+          c.neighbours[e++] = other;
+        offset[index] = bestFitOffset(scratch.placed, slot, c.alignment[index]);
+        running = std::max(running, offset[index] + slot);
+      } else {
+        offset[index] = 0;
+      }
+      top[k] = running;
+    }
+  }
+
+  /// Moves order[from] to position `to` (to < from) and re-places.
+  void moveEarlier(Conflicts &c, unsigned from, unsigned to, uint64_t &work,
+                   Scratch &scratch) {
+    std::rotate(order.begin() + to, order.begin() + from,
+                order.begin() + from + 1);
+    for (unsigned k = to; k <= from; ++k)
+      position[order[k]] = k;
+    placeFrom(c, to, work, scratch);
+  }
+};
 
 /// Every buffer after the previous one, largest alignment first: slots are
 /// multiples of their alignment, so no padding is ever needed.
@@ -288,27 +390,155 @@ Placement placeWithoutReuse(llvm::ArrayRef<ArenaBuffer> buffers) {
 
 } // namespace
 
+Placement placeBestFit(llvm::ArrayRef<ArenaBuffer> buffers,
+                       llvm::ArrayRef<unsigned> order) {
+  Conflicts conflicts(buffers);
+  OrderedPlacement p;
+  uint64_t work = 0;
+  Scratch scratch;
+  p.reset(conflicts, std::vector<unsigned>(order.begin(), order.end()), work,
+          scratch);
+  Placement placement;
+  placement.offsets = std::move(p.offset);
+  placement.arenaSize = p.arena();
+  return placement;
+}
+
+namespace {
+
+/// The lower-bound-directed local search on the order: each round moves a
+/// buffer that reaches the arena's top (or, one round in four, any buffer
+/// above the lower bound) to an earlier position, random or just before one
+/// of its earlier time-neighbours, and re-places the order from there.
+struct Search {
+  Search(Conflicts &c, uint64_t bound, uint64_t seed)
+      : c(c), bound(bound), random(seed) {}
+
+  Conflicts &c;
+  uint64_t bound;
+  std::mt19937_64 random;
+  /// Pairs of buffers compared so far (the budget's unit).
+  uint64_t work = 0;
+  unsigned rounds = 0;
+  Scratch scratch;
+  std::vector<unsigned> candidates;
+
+  /// Local search from `current` until `budget` work is spent or the bound
+  /// is reached; `best` keeps the smallest arena seen. Only the arena
+  /// counts: moves that keep it are accepted, so the search drifts across
+  /// plateaus (breaking ties by the bytes above the lower bound made it
+  /// settle early and end worse).
+  void run(OrderedPlacement &current, uint64_t budget, OrderedPlacement &best) {
+    uint64_t currentScore = current.arena();
+    OrderedPlacement candidate;
+    unsigned n = c.size();
+    while (work < budget && best.arena() > bound) {
+      // Buffers reaching the top (most of the time) or over the bound.
+      candidates.clear();
+      bool fromTop = random() % 4 != 0;
+      uint64_t line = fromTop ? current.arena() : bound;
+      for (unsigned k = 1; k < n; ++k) {
+        unsigned i = current.order[k];
+        if (c.slot[i] != 0 && current.offset[i] + c.slot[i] >= line &&
+            (fromTop || current.offset[i] + c.slot[i] > bound))
+          candidates.push_back(k);
+      }
+      work += n;
+      if (candidates.empty())
+        break;
+      unsigned from = candidates[random() % candidates.size()];
+      unsigned index = current.order[from];
+      unsigned to;
+      if (random() % 2 == 0) {
+        to = random() % from;
+      } else {
+        // Just before a random earlier neighbour (one it was placed
+        // around), so it gets first pick of that space.
+        unsigned count = 0, chosen = from;
+        for (uint32_t e = c.start[index]; e < c.start[index + 1]; ++e) {
+          unsigned other = c.neighbours[e];
+          if (current.position[other] < from && random() % (++count) == 0)
+            chosen = current.position[other];
+        }
+        work += c.start[index + 1] - c.start[index];
+        to = chosen == from ? random() % from : chosen;
+      }
+      candidate = current;
+      candidate.moveEarlier(c, from, to, work, scratch);
+      ++rounds;
+      uint64_t candidateScore = candidate.arena();
+      if (candidateScore <= currentScore) {
+        std::swap(current, candidate);
+        currentScore = candidateScore;
+        if (current.arena() < best.arena())
+          best = current;
+      }
+    }
+  }
+};
+
+} // namespace
+
 PackResult packArena(llvm::ArrayRef<ArenaBuffer> buffers,
                      const PackOptions &options) {
   PackResult result;
   result.lowerBound = computeLowerBound(buffers);
   result.naiveSize = computeNaiveSize(buffers);
-  std::vector<unsigned> bestOrder;
-  for (Ordering ordering : kAllOrderings) {
-    std::vector<unsigned> order = makeOrder(buffers, ordering);
-    Placement placement = placeBestFit(buffers, order);
-    if (ordering == Ordering::Size)
-      result.greedySize = placement.arenaSize;
-    if (bestOrder.empty() ||
-        placement.arenaSize < result.placement.arenaSize) {
-      result.placement = std::move(placement);
-      result.method = getOrderingName(ordering).str();
-      bestOrder = std::move(order);
-    }
-    if (result.placement.arenaSize == result.lowerBound)
-      break;
+  Conflicts conflicts(buffers);
+  Search search(conflicts, result.lowerBound, options.seed);
+
+  // Greedy starts: every ordering.
+  std::vector<std::pair<std::string, std::vector<unsigned>>> starts;
+  for (Ordering ordering : kAllOrderings)
+    starts.push_back(
+        {getOrderingName(ordering).str(), makeOrder(buffers, ordering)});
+
+  std::vector<OrderedPlacement> placed(starts.size());
+  unsigned bestStart = 0;
+  for (unsigned s = 0; s < starts.size(); ++s) {
+    placed[s].reset(conflicts, starts[s].second, search.work, search.scratch);
+    if (s == 0)
+      result.greedySize = placed[s].arena();
+    if (placed[s].arena() < placed[bestStart].arena())
+      bestStart = s;
   }
-  improveByLocalSearch(buffers, std::move(bestOrder), result, options);
+  OrderedPlacement best = placed[bestStart];
+  result.method = starts[bestStart].first;
+
+  // Budget: what the given rounds of a quadratic placement would compare,
+  // capped by the pair limit.
+  uint64_t n = buffers.size();
+  uint64_t budget = std::min<uint64_t>(options.searchPairLimit,
+                                       uint64_t(options.localSearchRounds) *
+                                           std::max<uint64_t>(1, n * n));
+  uint64_t startWork = search.work;
+  if (budget > 0 && best.arena() > result.lowerBound) {
+    // A short search from every start, then the rest from the best.
+    uint64_t share = budget / (2 * starts.size());
+    std::vector<OrderedPlacement> bests = placed;
+    for (unsigned s = 0; s < starts.size() && best.arena() > result.lowerBound;
+         ++s) {
+      search.run(placed[s], search.work + share, bests[s]);
+      if (bests[s].arena() < best.arena()) {
+        best = bests[s];
+        result.method = "local search";
+      }
+    }
+    unsigned s = 0;
+    for (unsigned t = 1; t < starts.size(); ++t)
+      if (bests[t].arena() < bests[s].arena())
+        s = t;
+    OrderedPlacement current = bests[s];
+    OrderedPlacement trackBest = best;
+    search.run(current, startWork + budget, trackBest);
+    if (trackBest.arena() < best.arena()) {
+      best = trackBest;
+      result.method = "local search";
+    }
+  }
+  result.searchRounds = search.rounds;
+  result.placement.offsets = std::move(best.offset);
+  result.placement.arenaSize = best.arena();
   // Mixed alignments can make best fit pad more than reuse saves.
   if (result.placement.arenaSize > result.naiveSize) {
     result.placement = placeWithoutReuse(buffers);

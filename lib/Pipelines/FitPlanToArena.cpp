@@ -27,8 +27,6 @@ namespace vram {
 
 using namespace mlir;
 
-static constexpr llvm::StringLiteral kLoweredPeakAttrName = "vram.lowered_peak";
-
 /// Bytes of a statically shaped memref in device memory (the default space),
 /// 0 for anything else.
 static uint64_t deviceBytes(Type type) {
@@ -39,16 +37,15 @@ static uint64_t deviceBytes(Type type) {
   return succeeded(bytes) ? *bytes : 0;
 }
 
-/// How far the device memory of `planned`'s functions, lowered to buffers
-/// as vram-lower-to-gpu lowers them, exceeds `budget` (the largest excess,
-/// 0 when all fit); each planned function gets kLoweredPeakAttrName. The
-/// device memory is every device allocation left after vram-static-arena
-/// (its arenas and the buffers that escape them, counted as live together)
-/// plus the device copies of the memref arguments: an upper bound on what
-/// the runtime counts while the function runs. None when the module does
-/// not lower (its diagnostics are swallowed).
-static std::optional<uint64_t> loweredExcess(ModuleOp planned,
-                                             uint64_t budget) {
+/// The device memory of `planned`'s functions lowered to buffers as
+/// vram-lower-to-gpu lowers them: the largest over its planned functions,
+/// each of which gets VramDialect::kLoweredPeakAttrName. The device memory is
+/// every device allocation left after vram-static-arena (its arenas and the
+/// buffers that escape them, counted as live together) plus the device
+/// copies of the memref arguments: an upper bound on what the runtime
+/// counts while the function runs. None when the module does not lower (its
+/// diagnostics are swallowed).
+static std::optional<uint64_t> lowerAndCount(ModuleOp planned) {
   OwningOpRef<ModuleOp> copy = planned.clone();
   MLIRContext *context = planned.getContext();
   {
@@ -68,16 +65,16 @@ static std::optional<uint64_t> loweredExcess(ModuleOp planned,
         [&](memref::AllocOp alloc) { total += deviceBytes(alloc.getType()); });
     loweredBytes[func.getName()] = total;
   });
-  uint64_t excess = 0;
+  uint64_t largest = 0;
   planned.walk([&](FunctionOpInterface func) {
     if (!func->hasAttr(vram::VramDialect::kPlannedPeakAttrName))
       return;
     uint64_t bytes = loweredBytes.lookup(func.getName());
-    func->setAttr(kLoweredPeakAttrName,
+    func->setAttr(vram::VramDialect::kLoweredPeakAttrName,
                   Builder(context).getI64IntegerAttr(bytes));
-    excess = std::max(excess, bytes > budget ? bytes - budget : 0);
+    largest = std::max(largest, bytes);
   });
-  return excess;
+  return largest;
 }
 
 namespace {
@@ -86,8 +83,11 @@ struct FitPlanToArenaPass
   using Base::Base;
 
   /// Plans a copy of the module under `target` bytes (vram-plan and
-  /// vram-verify-plan); diagnostics go to the caller's handler.
-  FailureOr<OwningOpRef<ModuleOp>> planUnder(uint64_t target, bool print) {
+  /// vram-verify-plan); diagnostics go to the caller's handler. When no
+  /// plan meets `target`, `unmet` (if given) gets vram-plan's numbers.
+  FailureOr<OwningOpRef<ModuleOp>>
+  planUnder(uint64_t target, bool print,
+            std::optional<vram::UnmetBudgetError> *unmet = nullptr) {
     OwningOpRef<ModuleOp> planned = getOperation().clone();
     vram::PlanPassOptions plan;
     plan.budget = std::to_string(target);
@@ -100,57 +100,117 @@ struct FitPlanToArenaPass
     PassManager pm(&getContext(), ModuleOp::getOperationName());
     pm.addPass(vram::createPlanPass(plan));
     pm.addPass(vram::createVerifyPlanPass(verify));
-    if (failed(pm.run(*planned)))
-      return failure();
-    return planned;
+    if (succeeded(pm.run(*planned)))
+      return planned;
+    if (unmet)
+      planned->walk([&](FunctionOpInterface func) {
+        if (!*unmet)
+          *unmet = vram::readUnmetBudget(func);
+      });
+    return failure();
+  }
+
+  /// Plans quietly under `target`; the plan, or none.
+  FailureOr<OwningOpRef<ModuleOp>>
+  planQuietly(uint64_t target,
+              std::optional<vram::UnmetBudgetError> *unmet = nullptr) {
+    ScopedDiagnosticHandler quiet(&getContext(),
+                                  [](Diagnostic &) { return success(); });
+    return planUnder(target, false, unmet);
+  }
+
+  /// The smallest budget whose lowered program the fit meets for sure: the
+  /// planner's smallest live-byte budget `smallest`, raised to the device
+  /// bytes of its plan once lowered (fitToArena falls back to that plan).
+  uint64_t smallestLoweredBudget(uint64_t smallest) {
+    FailureOr<OwningOpRef<ModuleOp>> floorPlan = planQuietly(smallest);
+    if (failed(floorPlan))
+      return smallest;
+    std::optional<uint64_t> bytes = lowerAndCount(**floorPlan);
+    return std::max(smallest, bytes.value_or(0));
+  }
+
+  /// The planner's smallest live-byte budget, from its error for a budget
+  /// of one byte.
+  std::optional<vram::UnmetBudgetError> plannerFloor() {
+    std::optional<vram::UnmetBudgetError> unmet;
+    (void)planQuietly(1, &unmet);
+    return unmet;
+  }
+
+  /// Reports that `budgetBytes` cannot be met, naming the smallest budget
+  /// the lowered program meets (see smallestLoweredBudget).
+  void emitUnmet(uint64_t budgetBytes, vram::UnmetBudgetError unmet) {
+    uint64_t liveBytes = unmet.smallestBudget;
+    unmet.budget = budgetBytes;
+    unmet.smallestBudget = smallestLoweredBudget(liveBytes);
+    InFlightDiagnostic error =
+        getOperation().emitError()
+        << llvm::toString(llvm::make_error<vram::UnmetBudgetError>(unmet));
+    if (unmet.smallestBudget > liveBytes)
+      error.attachNote()
+          << "the plan for the smallest budget the planner meets in live "
+             "bytes, "
+          << vram::formatBudget(liveBytes)
+          << ", needs the larger one once lowered: its arena packs holes "
+             "between the buffers";
   }
 
   /// Plans again under lower targets until `planned`'s lowered program
-  /// fits `budgetBytes`, and returns the target of the plan kept. A module
-  /// that does not lower keeps its plan, with a warning.
+  /// fits `budgetBytes`, and returns the target of the plan kept; last of
+  /// all the planner's smallest budget, so every budget the error of
+  /// emitUnmet names is met. A module that does not lower keeps its plan,
+  /// with a warning.
   FailureOr<uint64_t> fitToArena(FailureOr<OwningOpRef<ModuleOp>> &planned,
                                  uint64_t budgetBytes) {
     // Targets below the budget: the highest whose lowered program was seen
     // to exceed the budget, and the highest no plan was found for.
     uint64_t target = budgetBytes, tooHigh = budgetBytes, tooLow = 0;
-    uint64_t smallestExcess = std::numeric_limits<uint64_t>::max();
+    std::optional<vram::UnmetBudgetError> floor;
     for (unsigned attempt = 1;; ++attempt) {
       uint64_t excess = 0;
       if (succeeded(planned)) {
-        std::optional<uint64_t> measured =
-            loweredExcess(**planned, budgetBytes);
-        if (!measured) {
+        std::optional<uint64_t> bytes = lowerAndCount(**planned);
+        if (!bytes) {
           getOperation().emitWarning()
               << "the planned program does not lower to buffers here, so "
                  "its arena was not checked against the budget";
           return target;
         }
-        excess = *measured;
-        if (excess == 0)
+        if (*bytes <= budgetBytes)
           return target;
+        excess = *bytes - budgetBytes;
         tooHigh = target;
-        smallestExcess = std::min(smallestExcess, excess);
       } else {
         tooLow = target;
       }
-      if (attempt >= attempts)
-        return getOperation().emitError()
-               << "budget of " << vram::formatBudget(budgetBytes)
-               << " is met by the plan's live bytes but not by the lowered "
-                  "program: its arena packs holes between the buffers, and "
-                  "no plan for less made room for them: the smallest lowered "
-                  "program found needs "
-               << vram::formatBudget(budgetBytes + smallestExcess) << " ("
-               << attempt << " plans, the last for "
-               << vram::formatBudget(target) << ")";
-      // Plan for less by the excess (the holes scale with what the arena
-      // packs, so that usually fits), or halfway to a target known to fail.
-      target = excess && tooHigh - excess > tooLow
-                   ? tooHigh - excess
-                   : tooLow + (tooHigh - tooLow) / 2;
-      ScopedDiagnosticHandler quiet(&getContext(),
-                                    [](Diagnostic &) { return success(); });
-      planned = planUnder(target, false);
+      if (floor) {
+        // The planner's smallest budget did not fit either.
+        emitUnmet(budgetBytes, *floor);
+        return failure();
+      }
+      if (attempt < std::max(1u, unsigned(attempts))) {
+        // Plan for less by the excess (the holes scale with what the arena
+        // packs, so that usually fits), or halfway to a target known to
+        // fail.
+        target = excess && tooHigh - excess > tooLow
+                     ? tooHigh - excess
+                     : tooLow + (tooHigh - tooLow) / 2;
+      } else {
+        floor = plannerFloor();
+        if (!floor)
+          return getOperation().emitError()
+                 << "budget of " << vram::formatBudget(budgetBytes)
+                 << " is met by the plan's live bytes but not by the lowered "
+                    "program, and the planner names no smallest budget";
+        if (floor->smallestBudget >= tooHigh) {
+          // That plan was lowered already.
+          emitUnmet(budgetBytes, *floor);
+          return failure();
+        }
+        target = floor->smallestBudget;
+      }
+      planned = planQuietly(target);
     }
   }
 
@@ -169,11 +229,20 @@ struct FitPlanToArenaPass
     }
     uint64_t budgetBytes = *resolved;
 
-    // The first plan is vram-plan's own, with its errors (an impossible
-    // budget names the smallest one that can be met).
-    FailureOr<OwningOpRef<ModuleOp>> planned = planUnder(budgetBytes, false);
-    if (failed(planned))
+    // The first plan is vram-plan's own. With the arena checked, a budget
+    // no plan meets is reported with the smallest budget the lowered
+    // program meets; other errors are vram-plan's, planned again aloud.
+    std::optional<vram::UnmetBudgetError> unmet;
+    FailureOr<OwningOpRef<ModuleOp>> planned =
+        checkArena ? planQuietly(budgetBytes, &unmet)
+                   : planUnder(budgetBytes, false);
+    if (failed(planned)) {
+      if (unmet)
+        emitUnmet(budgetBytes, *unmet);
+      else if (checkArena)
+        (void)planUnder(budgetBytes, false);
       return signalPassFailure();
+    }
     uint64_t target = budgetBytes;
     if (checkArena) {
       FailureOr<uint64_t> fitted = fitToArena(planned, budgetBytes);

@@ -561,6 +561,19 @@ llvm::Error checkPlannerName(StringRef name) {
                                  "' (fast, milp, sqrt or none)");
 }
 
+char UnmetBudgetError::ID = 0;
+
+void UnmetBudgetError::log(raw_ostream &os) const {
+  os << "budget of " << formatBudget(budget)
+     << " cannot be met: the smallest budget that can be met is "
+     << formatBudget(smallestBudget) << "; no plan can go below "
+     << formatBudget(floorBytes) << " (" << floorParts << ")";
+}
+
+std::error_code UnmetBudgetError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
 llvm::Expected<FunctionPlan>
 planFunctionBody(const MemoryAnalysis &analysis, Block &body,
                  const DeviceProfile &device,
@@ -606,11 +619,8 @@ planFunctionBody(const MemoryAnalysis &analysis, Block &body,
   }
   if (!best) {
     if (smallestBudget)
-      return llvm::createStringError(
-          "budget of " + formatBudget(options.budget) +
-          " cannot be met: the smallest budget that can be met is " +
-          formatBudget(*smallestBudget) + "; no plan can go below " +
-          formatBudget(*floorBytes) + " (" + floorParts + ")");
+      return llvm::make_error<UnmetBudgetError>(options.budget, *smallestBudget,
+                                                *floorBytes, floorParts);
     return llvm::createStringError("planning failed: " + *firstError);
   }
   double overhead = best->plan.simulation.overhead();
@@ -734,13 +744,19 @@ PlanSummary summarizePlan(const IRPlanningGraph &planning,
   return summary;
 }
 
+/// `name = value : i64`, an entry of the dictionaries below.
+static NamedAttribute namedI64(Builder &builder, StringRef name,
+                               uint64_t value) {
+  return builder.getNamedAttr(name, builder.getI64IntegerAttr(value));
+}
+
 // The vram.plan dictionary holds what vram.budget and vram.planned_peak do
 // not; its keys are written and read here only.
 DictionaryAttr getPlanSummaryAttr(MLIRContext *context,
                                   const PlanSummary &summary) {
   Builder builder(context);
   auto i64 = [&](StringRef name, uint64_t value) {
-    return builder.getNamedAttr(name, builder.getI64IntegerAttr(value));
+    return namedI64(builder, name, value);
   };
   auto f64 = [&](StringRef name, double value) {
     return builder.getNamedAttr(name, builder.getF64FloatAttr(value));
@@ -755,6 +771,33 @@ DictionaryAttr getPlanSummaryAttr(MLIRContext *context,
        f64("recompute_seconds", summary.recomputeSeconds),
        f64("exposed_copy_seconds", summary.exposedCopySeconds),
        builder.getNamedAttr("device", builder.getStringAttr(summary.device))});
+}
+
+DictionaryAttr getUnmetBudgetAttr(MLIRContext *context,
+                                  const UnmetBudgetError &error) {
+  Builder builder(context);
+  return builder.getDictionaryAttr(
+      {namedI64(builder, "budget", error.budget),
+       namedI64(builder, "smallest_budget", error.smallestBudget),
+       namedI64(builder, "floor", error.floorBytes),
+       builder.getNamedAttr("floor_parts",
+                            builder.getStringAttr(error.floorParts))});
+}
+
+std::optional<UnmetBudgetError> readUnmetBudget(Operation *func) {
+  auto unmet =
+      func->getAttrOfType<DictionaryAttr>(VramDialect::kUnmetBudgetAttrName);
+  if (!unmet)
+    return std::nullopt;
+  auto budget = unmet.getAs<IntegerAttr>("budget");
+  auto smallest = unmet.getAs<IntegerAttr>("smallest_budget");
+  auto floor = unmet.getAs<IntegerAttr>("floor");
+  auto parts = unmet.getAs<StringAttr>("floor_parts");
+  if (!budget || !smallest || !floor || !parts)
+    return std::nullopt;
+  return UnmetBudgetError(budget.getValue().getZExtValue(),
+                          smallest.getValue().getZExtValue(),
+                          floor.getValue().getZExtValue(), parts.str());
 }
 
 std::optional<PlanSummary> readPlanSummary(Operation *func) {
@@ -776,6 +819,9 @@ std::optional<PlanSummary> readPlanSummary(Operation *func) {
   PlanSummary plan;
   plan.budget = budget.getValue().getZExtValue();
   plan.plannedPeak = peak.getValue().getZExtValue();
+  if (auto lowered =
+          func->getAttrOfType<IntegerAttr>(VramDialect::kLoweredPeakAttrName))
+    plan.loweredPeak = lowered.getValue().getZExtValue();
   plan.unplannedPeak = i64("unplanned_peak");
   plan.recomputations = i64("recomputations");
   plan.offloadedBytes = i64("offloaded_bytes");

@@ -81,8 +81,15 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
     options.maxOverhead = maxOverhead;
     llvm::Expected<FunctionPlan> best =
         planFunctionBody(analysis, body, *profile, options);
-    if (!best)
-      return emitError(func.getLoc()) << llvm::toString(best.takeError());
+    if (!best) {
+      llvm::Error error = llvm::handleErrors(
+          best.takeError(), [&](const UnmetBudgetError &unmet) {
+            func->setAttr(VramDialect::kUnmetBudgetAttrName,
+                          getUnmetBudgetAttr(func.getContext(), unmet));
+            return llvm::make_error<UnmetBudgetError>(unmet);
+          });
+      return emitError(func.getLoc()) << llvm::toString(std::move(error));
+    }
     PlanSummary summary =
         summarizePlan(best->planning, best->plan, budgetBytes, *profile);
     if (printPlan)

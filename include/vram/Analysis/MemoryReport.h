@@ -24,6 +24,10 @@ constexpr int kMemoryReportSchemaVersion = 3;
 struct PlanSummary {
   uint64_t budget = 0;
   uint64_t plannedPeak = 0;
+  /// Device bytes of the planned program lowered to buffers (its arena with
+  /// the holes packing leaves, and the arguments on the device), when
+  /// vram-fit-plan-to-arena measured them.
+  std::optional<uint64_t> loweredPeak;
   uint64_t unplannedPeak = 0;
   uint64_t recomputations = 0;
   uint64_t offloadedBytes = 0;

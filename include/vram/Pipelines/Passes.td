@@ -128,7 +128,10 @@ def FitPlanToArenaPass : Pass<"vram-fit-plan-to-arena", "mlir::ModuleOp"> {
     and counts its device bytes: the arenas, the buffers that escape them
     and the device copies of the arguments. While they exceed the budget it
     plans again under the budget minus the excess (at most `attempts`
-    times). The function keeps `vram.budget` = the budget asked for and
+    times), and last of all under the smallest budget the planner meets in
+    live bytes. A budget that cannot be met is reported with the smallest
+    budget the lowered program meets: that last plan's device bytes, which
+    a run with that budget then meets. The function keeps `vram.budget` = the budget asked for and
     gets `vram.lowered_peak` (the device bytes counted); `vram.planned_peak`
     is the plan's live-byte peak under the lower budget it was made for.
     A module that does not lower (an op without a lowering) keeps its

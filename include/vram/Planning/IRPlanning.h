@@ -90,6 +90,25 @@ struct FunctionPlanOptions {
 /// Fails unless `name` is a planner planFunctionBody knows.
 llvm::Error checkPlannerName(llvm::StringRef name);
 
+/// planFunctionBody's error for a budget no plan meets: the smallest budget
+/// that can be met, and the floor no plan goes below with what makes it up.
+class UnmetBudgetError : public llvm::ErrorInfo<UnmetBudgetError> {
+public:
+  static char ID;
+  UnmetBudgetError(uint64_t budget, uint64_t smallestBudget,
+                   uint64_t floorBytes, std::string floorParts)
+      : budget(budget), smallestBudget(smallestBudget), floorBytes(floorBytes),
+        floorParts(std::move(floorParts)) {}
+
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override;
+
+  uint64_t budget;
+  uint64_t smallestBudget;
+  uint64_t floorBytes;
+  std::string floorParts;
+};
+
 /// The plan chosen for a function body and the graph its ids refer to.
 struct FunctionPlan {
   IRPlanningGraph planning;
@@ -132,6 +151,12 @@ PlanSummary summarizePlan(const IRPlanningGraph &planning,
 mlir::DictionaryAttr getPlanSummaryAttr(mlir::MLIRContext *context,
                                         const PlanSummary &summary);
 std::optional<PlanSummary> readPlanSummary(mlir::Operation *func);
+
+/// VramDialect::kUnmetBudgetAttrName's dictionary holding `error`, and the
+/// error read back from a function that has it.
+mlir::DictionaryAttr getUnmetBudgetAttr(mlir::MLIRContext *context,
+                                        const UnmetBudgetError &error);
+std::optional<UnmetBudgetError> readUnmetBudget(mlir::Operation *func);
 
 /// The plan report: a header (`summary`: budget, peaks, overhead split into
 /// recompute and exposed copy time, arguments in host memory), the

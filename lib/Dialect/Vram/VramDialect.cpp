@@ -62,9 +62,11 @@ LogicalResult VramDialect::verifyOperationAttribute(Operation *op,
                 "recomputed";
     return success();
   }
-  if (name == kPlanAttrName && !isa<DictionaryAttr>(attr.getValue()))
+  if ((name == kPlanAttrName || name == kUnmetBudgetAttrName) &&
+      !isa<DictionaryAttr>(attr.getValue()))
     return op->emitOpError() << "'" << name << "' must be a dictionary";
-  if (name == kBudgetAttrName || name == kPlannedPeakAttrName) {
+  if (name == kBudgetAttrName || name == kPlannedPeakAttrName ||
+      name == kLoweredPeakAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
     if (!bytes || bytes.getValue().isNegative())
       return op->emitOpError()

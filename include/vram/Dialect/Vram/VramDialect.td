@@ -28,7 +28,8 @@ def Vram_Dialect : Dialect {
 
     The dialect also owns the discardable attributes `vram.budget` and
     `vram.planned_peak` (integers, bytes) that `--vram-plan` puts on the
-    function it planned.
+    function it planned, and `vram.lowered_peak` that
+    `--vram-fit-plan-to-arena` adds.
   }];
   let cppNamespace = "::vram";
   let useDefaultTypePrinterParser = 1;
@@ -42,10 +43,20 @@ def Vram_Dialect : Dialect {
     /// The peak (bytes) the planner's simulation predicts for a function.
     static constexpr llvm::StringLiteral kPlannedPeakAttrName =
         "vram.planned_peak";
+    /// The device bytes (arena, escaping buffers, arguments) of the planned
+    /// function once lowered, as vram-fit-plan-to-arena measured them.
+    static constexpr llvm::StringLiteral kLoweredPeakAttrName =
+        "vram.lowered_peak";
     /// What the plan did (a dictionary: unplanned_peak, recomputations,
     /// offloaded_bytes, host_arguments, host_argument_bytes, compute_seconds,
     /// recompute_seconds, exposed_copy_seconds, device), for reports.
     static constexpr llvm::StringLiteral kPlanAttrName = "vram.plan";
+    /// Left by vram-plan on a function whose budget no plan meets, next to
+    /// its error, for drivers that plan again (vram-fit-plan-to-arena): a
+    /// dictionary of the error's numbers (budget, smallest_budget, floor)
+    /// and floor_parts, what makes the floor up.
+    static constexpr llvm::StringLiteral kUnmetBudgetAttrName =
+        "vram.unmet_budget";
   }];
 }
 
