@@ -74,10 +74,11 @@ class Config:
     def plan(self, budget):
         """(planner's peak, verified peak, lowered peak, overhead %, seconds)
         or the refusal (None, smallest budget, floor, message, None)."""
-        with tempfile.NamedTemporaryFile(suffix=".mlir") as planned:
+        with tempfile.TemporaryDirectory() as directory:
+            planned = os.path.join(directory, "planned.mlir")
             start = time.time()
             status, out, err = run(self.command(f"--budget={budget}",
-                                                "-o", planned.name))
+                                                "-o", planned))
             seconds = time.time() - start
             if status != 0:
                 smallest, floor = SMALLEST.search(err), FLOOR.search(err)
@@ -86,9 +87,10 @@ class Config:
                         number(floor.group(1)) if floor else None, None, None
                 return None, None, None, err.strip().splitlines()[-1], None
             match = PLAN_LINE.search(out + err)
-            lowered = LOWERED.search(open(planned.name).read())
+            with open(planned) as text:
+                lowered = LOWERED.search(text.read())
             # The memory analysis of the planned IR as written.
-            status, report, err = run([self.vram_opt, planned.name,
+            status, report, err = run([self.vram_opt, planned,
                                        "--report=json"])
         verified = json.loads(report)["peak"]["bytes"] if status == 0 else None
         return number(match.group(1)), verified, \

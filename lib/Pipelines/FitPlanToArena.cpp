@@ -156,6 +156,17 @@ struct FitPlanToArenaPass
              "between the buffers";
   }
 
+  /// The largest live-byte peak of `planned`'s planned functions.
+  static uint64_t plannedPeak(ModuleOp planned) {
+    uint64_t peak = 0;
+    planned.walk([&](FunctionOpInterface func) {
+      if (auto bytes = func->getAttrOfType<IntegerAttr>(
+              vram::VramDialect::kPlannedPeakAttrName))
+        peak = std::max(peak, bytes.getValue().getZExtValue());
+    });
+    return peak;
+  }
+
   /// Plans again under lower targets until `planned`'s lowered program
   /// fits `budgetBytes`, and returns the target of the plan kept; last of
   /// all the planner's smallest budget, so every budget the error of
@@ -181,6 +192,12 @@ struct FitPlanToArenaPass
           return target;
         excess = *bytes - budgetBytes;
         tooHigh = target;
+        // The next target is lower by the excess; a plan often peaks below
+        // its target, and a target still above that peak gives the same
+        // plan, so then it is the peak that is lowered by the excess.
+        uint64_t peak = plannedPeak(**planned);
+        if (tooHigh - std::min(tooHigh, excess) >= peak)
+          tooHigh = peak;
       } else {
         tooLow = target;
       }
