@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   uint64_t budget = unplannedPeak(*graph) / 10 * 7;
   for (double link : {0.0, 1.0}) {
-    DeviceProfile device;
+    MachineModel device;
     device.hostLinkBytesPerTime = link;
     llvm::Expected<Plan> plan = planFast(*graph, budget, device);
     if (!plan) {

@@ -84,11 +84,11 @@ std::string describe(llvm::Expected<Plan> &plan, uint64_t budget,
 
 /// A link moving the mean tensor in the mean op's time: offload pays off
 /// for tensors idle for more than about two ops.
-DeviceProfile offloadDevice(const PlanningGraph &graph) {
+MachineModel offloadDevice(const PlanningGraph &graph) {
   uint64_t bytes = 0;
   for (const PlanTensor &tensor : graph.tensors())
     bytes += tensor.bytes;
-  DeviceProfile device;
+  MachineModel device;
   device.hostLinkBytesPerTime = (double(bytes) / graph.numTensors()) /
                                 (graph.totalCost() / graph.numOps());
   return device;
@@ -106,7 +106,7 @@ struct Bound {
 /// One graph's table. `device` plans recompute only; `linked` has a host
 /// link for the fast+offload column.
 void benchGraph(llvm::StringRef name, const PlanningGraph &graph,
-                const DeviceProfile &device, const DeviceProfile &linked,
+                const MachineModel &device, const MachineModel &linked,
                 double milpLimit, unsigned milpOps) {
   uint64_t unplanned = unplannedPeak(graph);
   uint64_t lowest = memoryLowerBound(graph);
@@ -244,7 +244,7 @@ void benchNodeLinkGraph(llvm::StringRef path, double milpLimit,
     llvm::errs() << llvm::toString(graph.takeError()) << "\n";
     return;
   }
-  benchGraph(llvm::sys::path::stem(path), *graph, DeviceProfile(),
+  benchGraph(llvm::sys::path::stem(path), *graph, MachineModel(),
              offloadDevice(*graph), milpLimit, milpOps);
 }
 
@@ -290,7 +290,7 @@ void benchScaling(llvm::ArrayRef<unsigned> layerCounts) {
     uint64_t unplanned = unplannedPeak(graph);
     for (double fraction : {0.5, 0.3}) {
       for (bool offload : {false, true}) {
-        DeviceProfile device = offload ? offloadDevice(graph) : DeviceProfile();
+        MachineModel device = offload ? offloadDevice(graph) : MachineModel();
         auto start = std::chrono::steady_clock::now();
         llvm::Expected<Plan> plan =
             planFast(graph, uint64_t(fraction * unplanned), device);

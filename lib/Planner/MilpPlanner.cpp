@@ -48,7 +48,7 @@ size_t triangle(size_t t, size_t i) { return t * (t + 1) / 2 + i; }
 
 llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
                                                    uint64_t budget,
-                                                   const DeviceProfile &device,
+                                                   const MachineModel &device,
                                                    const MilpOptions &options) {
   auto startTime = std::chrono::steady_clock::now();
   size_t n = graph.numOps();

@@ -15,7 +15,7 @@ namespace {
 /// tensor, and a Free waits for a pending offload of the tensor it frees.
 class Simulator {
 public:
-  Simulator(const PlanningGraph &graph, const DeviceProfile &device)
+  Simulator(const PlanningGraph &graph, const MachineModel &device)
       : graph(graph), device(device), resident(graph.numTensors()),
         hostCopyReady(graph.numTensors(), -1),
         offloadDone(graph.numTensors(), -1), arrival(graph.numTensors(), 0),
@@ -215,7 +215,7 @@ private:
   }
 
   const PlanningGraph &graph;
-  const DeviceProfile &device;
+  const MachineModel &device;
   std::vector<bool> resident;
   /// When the first host copy of each tensor completes; -1 if none.
   std::vector<double> hostCopyReady;
@@ -239,7 +239,7 @@ private:
 llvm::Expected<SimulationResult>
 vram::planner::simulate(const PlanningGraph &graph,
                         llvm::ArrayRef<PlanStep> steps,
-                        const DeviceProfile &device) {
+                        const MachineModel &device) {
   return Simulator(graph, device).run(steps);
 }
 
@@ -253,7 +253,7 @@ std::vector<OpId> Plan::opOrder() const {
 
 llvm::Expected<Plan> vram::planner::buildPlan(const PlanningGraph &graph,
                                               std::vector<PlanStep> steps,
-                                              const DeviceProfile &device) {
+                                              const MachineModel &device) {
   llvm::Expected<SimulationResult> simulation = simulate(graph, steps, device);
   if (!simulation)
     return simulation.takeError();

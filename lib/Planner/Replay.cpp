@@ -55,7 +55,7 @@ struct ReplayOptions {
 
 class Replayer {
 public:
-  Replayer(const PlanningGraph &graph, const DeviceProfile &device,
+  Replayer(const PlanningGraph &graph, const MachineModel &device,
            ReplayOptions options);
 
   /// The step program, or a plain error when the budget cannot be met.
@@ -109,7 +109,7 @@ private:
   llvm::Error budgetError() const;
 
   const PlanningGraph &graph;
-  const DeviceProfile &device;
+  const MachineModel &device;
   ReplayOptions options;
 
   /// prefixTime[i]: compute time of ops [0, i) of the schedule.
@@ -150,7 +150,7 @@ private:
 };
 } // namespace
 
-Replayer::Replayer(const PlanningGraph &graph, const DeviceProfile &device,
+Replayer::Replayer(const PlanningGraph &graph, const MachineModel &device,
                    ReplayOptions options)
     : graph(graph), device(device), options(std::move(options)),
       prefixTime(graph.numOps() + 1), keepUntil(graph.lastOpNeeding()),
@@ -559,7 +559,7 @@ llvm::Expected<std::vector<PlanStep>> Replayer::run() {
 //===----------------------------------------------------------------------===//
 
 static llvm::Expected<Plan> replayPlan(const PlanningGraph &graph,
-                                       const DeviceProfile &device,
+                                       const MachineModel &device,
                                        ReplayOptions options) {
   llvm::Expected<std::vector<PlanStep>> steps =
       Replayer(graph, device, std::move(options)).run();
@@ -569,7 +569,7 @@ static llvm::Expected<Plan> replayPlan(const PlanningGraph &graph,
 }
 
 llvm::Expected<Plan> vram::planner::planKeepAll(const PlanningGraph &graph,
-                                                const DeviceProfile &device) {
+                                                const MachineModel &device) {
   std::vector<OpId> schedule(graph.numOps());
   for (OpId op = 0; op < graph.numOps(); ++op)
     schedule[op] = op;
@@ -577,13 +577,13 @@ llvm::Expected<Plan> vram::planner::planKeepAll(const PlanningGraph &graph,
 }
 
 uint64_t vram::planner::unplannedPeak(const PlanningGraph &graph) {
-  return llvm::cantFail(planKeepAll(graph, DeviceProfile()),
+  return llvm::cantFail(planKeepAll(graph, MachineModel()),
                         "the schedule of a verified graph is a valid plan")
       .simulation.peakBytes;
 }
 
 llvm::Expected<Plan> vram::planner::planChenSqrtN(const PlanningGraph &graph,
-                                                  const DeviceProfile &device) {
+                                                  const MachineModel &device) {
   ReplayOptions options;
   options.dropAfterForward.assign(graph.numTensors(), false);
   unsigned forwardOps = llvm::count_if(
@@ -656,7 +656,7 @@ struct FastAttempt {
 
 static std::optional<FastAttempt>
 attemptFast(const PlanningGraph &graph, uint64_t budget,
-            const DeviceProfile &device,
+            const MachineModel &device,
             const std::vector<bool> &startOnHost = {}) {
   FastAttempt attempt;
   ReplayOptions options;
@@ -692,7 +692,7 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
 /// budget can succeed where a looser one ran into a dead end), and a plan
 /// fits every budget above its peak, so the peaks are what count.
 static std::optional<FastAttempt>
-lowestFastAttempt(const PlanningGraph &graph, const DeviceProfile &device,
+lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
                   uint64_t ceiling, const std::vector<bool> &startOnHost) {
   uint64_t low = memoryLowerBound(graph, llvm::is_contained(startOnHost, true));
   std::optional<FastAttempt> best;
@@ -726,7 +726,7 @@ lowestFastAttempt(const PlanningGraph &graph, const DeviceProfile &device,
 /// ops first (optimizer state, read once by the update, before parameters),
 /// larger first among those.
 static std::vector<TensorId> hostCandidates(const PlanningGraph &graph,
-                                            const DeviceProfile &device) {
+                                            const MachineModel &device) {
   std::vector<TensorId> candidates;
   if (!device.canOffload())
     return candidates;
@@ -765,14 +765,14 @@ static uint64_t allTensorBytes(const PlanningGraph &graph) {
 /// The lowest peak the fast planner finds, with every candidate for host
 /// memory there.
 static std::optional<FastAttempt>
-lowestFastAttempt(const PlanningGraph &graph, const DeviceProfile &device) {
+lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device) {
   std::vector<TensorId> candidates = hostCandidates(graph, device);
   return lowestFastAttempt(graph, device, allTensorBytes(graph),
                            firstOnHost(graph, candidates, candidates.size()));
 }
 
 uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
-                                           const DeviceProfile &device) {
+                                           const MachineModel &device) {
   std::optional<FastAttempt> best = lowestFastAttempt(graph, device);
   return best ? best->peak : allTensorBytes(graph);
 }
@@ -781,7 +781,7 @@ uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
 /// evicts.
 static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
                                           FastAttempt attempt,
-                                          const DeviceProfile &device) {
+                                          const MachineModel &device) {
   llvm::Expected<Plan> plan =
       buildPlan(graph, std::move(attempt.steps), device);
   if (plan)
@@ -800,7 +800,7 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
 /// peak the planner finds at all, which the caller compares with the budget.
 static std::optional<FastAttempt>
 fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
-                  const DeviceProfile &device) {
+                  const MachineModel &device) {
   if (std::optional<FastAttempt> attempt = attemptFast(graph, budget, device))
     return attempt;
   uint64_t low = memoryLowerBound(graph);
@@ -845,7 +845,7 @@ fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
 
 llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
                                              uint64_t budget,
-                                             const DeviceProfile &device) {
+                                             const MachineModel &device) {
   std::optional<FastAttempt> attempt = fastAttemptWithin(graph, budget, device);
   if (!attempt || attempt->peak > budget)
     return llvm::make_error<BudgetTooSmallError>(
@@ -872,7 +872,7 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
   // whichever simulates faster.
   std::optional<FastAttempt> recomputeOnly = fastAttemptWithin(
       graph, budget,
-      DeviceProfile{device.computeSpeed, 0, device.copiesOverlapCompute});
+      MachineModel{device.computeSpeed, 0, device.copiesOverlapCompute});
   if (!recomputeOnly || recomputeOnly->peak > budget)
     return plan;
   llvm::Expected<Plan> alternative =

@@ -113,9 +113,9 @@ std::vector<Operation *> scheduleForMemory(Block &body,
   return order;
 }
 
-planner::DeviceProfile getPlannerDevice(const DeviceProfile &device,
-                                        bool allowOffload) {
-  planner::DeviceProfile profile;
+planner::MachineModel getPlannerDevice(const DeviceProfile &device,
+                                       bool allowOffload) {
+  planner::MachineModel profile;
   profile.computeSpeed = 1.0;
   profile.hostLinkBytesPerTime = allowOffload ? device.hostLinkBandwidth : 0;
   profile.copiesOverlapCompute = device.copiesOverlapCompute;
@@ -507,7 +507,7 @@ std::string formatBudget(uint64_t bytes) {
 /// with the same "smallest budget" answer as the fast planner.
 static llvm::Expected<planner::Plan>
 runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
-           uint64_t budget, const planner::DeviceProfile &device) {
+           uint64_t budget, const planner::MachineModel &device) {
   if (plannerName == "fast")
     return planner::planFast(graph, budget, device);
   if (plannerName == "milp") {
@@ -588,7 +588,7 @@ planFunctionBody(const MemoryAnalysis &analysis, Block &body,
       orders.push_back(std::move(greedy));
   }
 
-  planner::DeviceProfile plannerDevice =
+  planner::MachineModel plannerDevice =
       getPlannerDevice(device, options.allowOffload);
   std::optional<FunctionPlan> best;
   std::optional<std::string> firstError;

@@ -41,7 +41,7 @@ const std::vector<std::string> kOneRecompute = {"f0", "f1", "f2", "f3", "b3",
 
 TEST(PlannerTest, KeepAllPeaksAtFirstBackwardOps) {
   PlanningGraph graph = makeChain();
-  llvm::Expected<Plan> plan = planKeepAll(graph, DeviceProfile());
+  llvm::Expected<Plan> plan = planKeepAll(graph, MachineModel());
   ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
   // While b3 runs: a0..a3 and the new g3 = 5 x 10 = 50. While b2 runs: a3
   // is gone, a0..a2, g3 and the new g2 = 50 again.
@@ -64,7 +64,7 @@ TEST(PlannerTest, FastRecomputesCheapestActivation) {
   // Cost per byte per time unit away: a0 3/(10*10), a1 1/(10*8),
   // a2 2/(10*4), with times from b3 to the next use. a1 goes; f1 reruns
   // before b1 (a0 is still there): 1 time unit extra.
-  llvm::Expected<Plan> plan = planFast(graph, 4 * kBytes, DeviceProfile());
+  llvm::Expected<Plan> plan = planFast(graph, 4 * kBytes, MachineModel());
   ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
   EXPECT_EQ(opNames(graph, *plan), kOneRecompute);
   EXPECT_EQ(plan->simulation.peakBytes, 4 * kBytes);
@@ -85,7 +85,7 @@ TEST(PlannerTest, MilpFindsTheSingleCheapestRecompute) {
   // (the unplanned peak is 50), f1 is the cheapest op, and rerunning it
   // before b2 instead of before b1 would make b2 peak at 50.
   llvm::Expected<MilpResult> result =
-      planMilp(graph, 4 * kBytes, DeviceProfile());
+      planMilp(graph, 4 * kBytes, MachineModel());
   ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
   ASSERT_EQ(result->status, MilpStatus::Optimal);
   EXPECT_NEAR(result->lowerBoundCost, 25, 1e-6);
@@ -95,7 +95,7 @@ TEST(PlannerTest, MilpFindsTheSingleCheapestRecompute) {
 
 TEST(PlannerTest, ImpossibleBudgetReportsWhatWouldFit) {
   PlanningGraph graph = makeChain();
-  llvm::Expected<Plan> plan = planFast(graph, 3 * kBytes - 1, DeviceProfile());
+  llvm::Expected<Plan> plan = planFast(graph, 3 * kBytes - 1, MachineModel());
   ASSERT_FALSE(static_cast<bool>(plan));
   uint64_t smallest = 0;
   llvm::handleAllErrors(plan.takeError(), [&](const BudgetTooSmallError &e) {
@@ -107,12 +107,12 @@ TEST(PlannerTest, ImpossibleBudgetReportsWhatWouldFit) {
     smallest = e.smallestFeasible;
   });
   EXPECT_GE(smallest, 3 * kBytes);
-  llvm::Expected<Plan> fits = planFast(graph, smallest, DeviceProfile());
+  llvm::Expected<Plan> fits = planFast(graph, smallest, MachineModel());
   ASSERT_TRUE(static_cast<bool>(fits)) << llvm::toString(fits.takeError());
   EXPECT_LE(fits->simulation.peakBytes, smallest);
 
   llvm::Expected<MilpResult> milp =
-      planMilp(graph, 3 * kBytes - 1, DeviceProfile());
+      planMilp(graph, 3 * kBytes - 1, MachineModel());
   ASSERT_TRUE(static_cast<bool>(milp)) << llvm::toString(milp.takeError());
   EXPECT_EQ(milp->status, MilpStatus::Infeasible);
 }
@@ -136,8 +136,7 @@ TEST(PlannerTest, RelaxationBoundsTheChain) {
   llvm::Expected<RecomputeBound> tight = recomputeLowerBound(graph, 3 * kBytes);
   ASSERT_TRUE(static_cast<bool>(tight)) << llvm::toString(tight.takeError());
   EXPECT_NEAR(tight->extraCost, 4, 1e-6);
-  llvm::Expected<MilpResult> milp =
-      planMilp(graph, 3 * kBytes, DeviceProfile());
+  llvm::Expected<MilpResult> milp = planMilp(graph, 3 * kBytes, MachineModel());
   ASSERT_TRUE(static_cast<bool>(milp)) << llvm::toString(milp.takeError());
   ASSERT_EQ(milp->status, MilpStatus::Optimal);
   EXPECT_GE(milp->lowerBoundCost - graph.totalCost(), tight->extraCost);
@@ -190,12 +189,11 @@ TEST(PlannerTest, RelaxationRebuildsTheDeadInput) {
   EXPECT_TRUE(bound->exact);
   EXPECT_NEAR(bound->extraCost, 3, 1e-6);
 
-  llvm::Expected<MilpResult> milp =
-      planMilp(graph, 5 * kBytes, DeviceProfile());
+  llvm::Expected<MilpResult> milp = planMilp(graph, 5 * kBytes, MachineModel());
   ASSERT_TRUE(static_cast<bool>(milp)) << llvm::toString(milp.takeError());
   ASSERT_EQ(milp->status, MilpStatus::Optimal);
   EXPECT_NEAR(milp->lowerBoundCost - graph.totalCost(), 3, 1e-6);
-  llvm::Expected<Plan> fast = planFast(graph, 5 * kBytes, DeviceProfile());
+  llvm::Expected<Plan> fast = planFast(graph, 5 * kBytes, MachineModel());
   ASSERT_TRUE(static_cast<bool>(fast)) << llvm::toString(fast.takeError());
   EXPECT_DOUBLE_EQ(fast->simulation.recomputeTime, 3);
 }
@@ -205,7 +203,7 @@ TEST(PlannerTest, OffloadWhenTheCopyHides) {
   // 100 bytes per time unit: a 10-byte copy takes 0.1, far less than the
   // compute between a tensor's forward and backward uses, so offloading
   // costs nothing and beats rerunning f1.
-  DeviceProfile device;
+  MachineModel device;
   device.hostLinkBytesPerTime = 100;
   llvm::Expected<Plan> plan = planFast(graph, 4 * kBytes, device);
   ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
@@ -221,7 +219,7 @@ TEST(PlannerTest, RecomputeWhenTheCopyIsSlow) {
   PlanningGraph graph = makeChain();
   // 2 bytes per time unit and no overlap: offloading a1 would stall 5 + 5,
   // rerunning f1 costs 1.
-  DeviceProfile device;
+  MachineModel device;
   device.hostLinkBytesPerTime = 2;
   device.copiesOverlapCompute = false;
   llvm::Expected<Plan> plan = planFast(graph, 4 * kBytes, device);
@@ -236,7 +234,7 @@ TEST(PlannerTest, ChenRecomputesEachSegmentOnce) {
   // a0, a2 are dropped after f1, f3. b2 needs a2: rerun f2 from a1. b0
   // needs a0: rerun f0. Peak: while b3 runs a1, a3 and g3 = 30; after f2
   // reruns a1, a2, g3 + g2 during b2 = 40.
-  llvm::Expected<Plan> plan = planChenSqrtN(graph, DeviceProfile());
+  llvm::Expected<Plan> plan = planChenSqrtN(graph, MachineModel());
   ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
   std::vector<std::string> expected = {"f0", "f1", "f2", "f3", "b3",
                                        "f2", "b2", "b1", "f0", "b0"};
@@ -250,7 +248,7 @@ TEST(SimulatorTest, RejectsReadOfFreedTensor) {
   std::vector<PlanStep> steps = {PlanStep::compute(0), PlanStep::free(0),
                                  PlanStep::compute(1)};
   llvm::Expected<SimulationResult> result =
-      simulate(graph, steps, DeviceProfile());
+      simulate(graph, steps, MachineModel());
   ASSERT_FALSE(static_cast<bool>(result));
   EXPECT_EQ(llvm::toString(result.takeError()),
             "invalid plan at step 2: op 'f1' reads 'f0', which is not "
@@ -260,14 +258,14 @@ TEST(SimulatorTest, RejectsReadOfFreedTensor) {
 TEST(SimulatorTest, RejectsIncompletePlans) {
   PlanningGraph graph = makeChain();
   llvm::Expected<SimulationResult> result =
-      simulate(graph, {PlanStep::compute(0)}, DeviceProfile());
+      simulate(graph, {PlanStep::compute(0)}, MachineModel());
   ASSERT_FALSE(static_cast<bool>(result));
   EXPECT_EQ(llvm::toString(result.takeError()), "op 'f1' never runs");
 }
 
 TEST(SimulatorTest, FreeWaitsForItsOffload) {
   PlanningGraph graph = makeChain();
-  DeviceProfile device;
+  MachineModel device;
   device.hostLinkBytesPerTime = 1; // a 10-byte copy takes 10
   // f0 (3), offload a0 from 3 to 13, free waits until 13: 10 exposed.
   std::vector<PlanStep> steps = {PlanStep::compute(0), PlanStep::offload(0),
@@ -322,7 +320,7 @@ TEST(InPlaceTest, OutputInAnInputsStorageCountsOnce) {
                                  PlanStep::compute(g.scatter),
                                  PlanStep::free(g.z)};
   llvm::Expected<SimulationResult> result =
-      simulate(g.graph, steps, DeviceProfile());
+      simulate(g.graph, steps, MachineModel());
   ASSERT_FALSE(static_cast<bool>(result));
   EXPECT_EQ(llvm::toString(result.takeError()),
             "invalid plan at step 2: free of 'z', which is not resident");
@@ -337,7 +335,7 @@ TEST(InPlaceTest, RerunAfterAnOverwriteIsRejected) {
   std::vector<PlanStep> steps = insertFrees(
       g.graph, {g.zeros, g.scatter, g.use, g.update, g.zeros, g.scatter});
   llvm::Expected<SimulationResult> result =
-      simulate(g.graph, steps, DeviceProfile());
+      simulate(g.graph, steps, MachineModel());
   ASSERT_FALSE(static_cast<bool>(result));
   EXPECT_EQ(llvm::toString(result.takeError()),
             "invalid plan at step 6: op 'scatter' reruns after 'update' "
@@ -379,7 +377,7 @@ TEST(FreeAfterLastUseTest, MovesFreesUpUnlessACopyIsOut) {
 
 TEST(HostMemoryTest, ArgumentsFreedBeforeTheFirstOpStayOnHost) {
   InPlaceGraph g;
-  DeviceProfile device;
+  MachineModel device;
   device.hostLinkBytesPerTime = 1;
   // x in host memory: in for the scatter, written by the update, back out.
   std::vector<PlanStep> steps = {

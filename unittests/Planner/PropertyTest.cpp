@@ -15,14 +15,14 @@
 using namespace vram::planner;
 
 namespace {
-DeviceProfile recomputeOnly() { return DeviceProfile(); }
+MachineModel recomputeOnly() { return MachineModel(); }
 
 /// A link that moves the mean tensor in about the mean op's time.
-DeviceProfile withOffload(const PlanningGraph &graph) {
+MachineModel withOffload(const PlanningGraph &graph) {
   uint64_t bytes = 0;
   for (const PlanTensor &tensor : graph.tensors())
     bytes += tensor.bytes;
-  DeviceProfile device;
+  MachineModel device;
   device.hostLinkBytesPerTime =
       (double(bytes) / graph.numTensors()) /
       std::max(1e-9, graph.totalCost() / graph.numOps());
@@ -32,7 +32,7 @@ DeviceProfile withOffload(const PlanningGraph &graph) {
 /// Checks a plan the way a consumer would: re-simulated from its steps
 /// alone, within budget, every op run.
 void expectValid(const PlanningGraph &graph, const Plan &plan,
-                 const DeviceProfile &device, uint64_t budget) {
+                 const MachineModel &device, uint64_t budget) {
   llvm::Expected<SimulationResult> again = simulate(graph, plan.steps, device);
   ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
   EXPECT_EQ(again->peakBytes, plan.simulation.peakBytes);
@@ -44,7 +44,7 @@ void expectValid(const PlanningGraph &graph, const Plan &plan,
 }
 
 /// Plans `graph` with every planner at several budgets and checks each plan.
-void checkAllPlanners(const PlanningGraph &graph, const DeviceProfile &device) {
+void checkAllPlanners(const PlanningGraph &graph, const MachineModel &device) {
   uint64_t peak = unplannedPeak(graph);
   for (auto baseline : {planKeepAll, planChenSqrtN}) {
     llvm::Expected<Plan> plan = baseline(graph, device);
@@ -72,7 +72,7 @@ void checkAllPlanners(const PlanningGraph &graph, const DeviceProfile &device) {
 /// Plans `graph` at budgets from its unplanned peak down to its lower
 /// bound: once a budget is refused, no smaller one is met, and the smallest
 /// budget a refusal names is met.
-void checkMonotone(const PlanningGraph &graph, const DeviceProfile &device) {
+void checkMonotone(const PlanningGraph &graph, const MachineModel &device) {
   uint64_t peak = unplannedPeak(graph);
   uint64_t low = memoryLowerBound(graph, device.canOffload());
   std::optional<uint64_t> refused;
@@ -165,7 +165,7 @@ double bruteForceCost(const PlanningGraph &graph, uint64_t budget) {
       runs.push_back(t);
     }
     llvm::Expected<SimulationResult> result =
-        simulate(graph, insertFrees(graph, runs), DeviceProfile());
+        simulate(graph, insertFrees(graph, runs), MachineModel());
     if (!result) {
       llvm::consumeError(result.takeError());
       continue;

@@ -71,7 +71,7 @@ struct SimulationResult {
 /// not recomputable, or an output missing at the end.
 llvm::Expected<SimulationResult> simulate(const PlanningGraph &graph,
                                           llvm::ArrayRef<PlanStep> steps,
-                                          const DeviceProfile &device);
+                                          const MachineModel &device);
 
 /// What a planner weighed when it evicted a tensor, in the graph's time
 /// unit; infinity for an option it did not have.
@@ -119,7 +119,7 @@ struct Plan {
 /// Simulates `steps` and summarises each tensor's treatment.
 llvm::Expected<Plan> buildPlan(const PlanningGraph &graph,
                                std::vector<PlanStep> steps,
-                               const DeviceProfile &device);
+                               const MachineModel &device);
 
 /// Moves every Free of a tensor instance with no host copy in flight to
 /// right after the last step that reads or makes that instance. A program

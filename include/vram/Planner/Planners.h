@@ -51,13 +51,13 @@ public:
 /// Keeps every tensor until its last use. Keeping every forward output
 /// ("checkpoint all") is the same plan in a fixed schedule.
 llvm::Expected<Plan> planKeepAll(const PlanningGraph &graph,
-                                 const DeviceProfile &device);
+                                 const MachineModel &device);
 
 /// Chen et al. 2016: keeps the outputs of every ceil(sqrt(n))-th forward op,
 /// frees the other forward outputs after their last forward use and
 /// recomputes each segment once when the backward pass first needs it.
 llvm::Expected<Plan> planChenSqrtN(const PlanningGraph &graph,
-                                   const DeviceProfile &device);
+                                   const MachineModel &device);
 
 /// The fast planner: replays the schedule and, whenever the budget would be
 /// exceeded, evicts the resident tensor whose eviction costs the least time
@@ -65,7 +65,7 @@ llvm::Expected<Plan> planChenSqrtN(const PlanningGraph &graph,
 /// demand) or by offloading it (prefetched just in time), whichever is
 /// cheaper. Fails with BudgetTooSmallError when it cannot meet `budget`.
 llvm::Expected<Plan> planFast(const PlanningGraph &graph, uint64_t budget,
-                              const DeviceProfile &device);
+                              const MachineModel &device);
 
 /// Persistent bytes plus the largest bytesTouchedBy over all ops, with the
 /// graph outputs made before the op: no plan peaks lower. `withHostMemory`:
@@ -86,7 +86,7 @@ uint64_t unplannedPeak(const PlanningGraph &graph);
 /// every tensor, with every persistent tensor it may keep in host memory
 /// there.
 uint64_t smallestFastBudget(const PlanningGraph &graph,
-                            const DeviceProfile &device);
+                            const MachineModel &device);
 
 enum class MilpStatus { Optimal, Feasible, NoSolution, Infeasible };
 llvm::StringRef stringifyMilpStatus(MilpStatus status);
@@ -112,7 +112,7 @@ struct MilpResult {
 /// memory of every step within `budget`. Recompute only (no offload).
 /// Variables grow as n^2: meant for graphs of at most a few hundred ops.
 llvm::Expected<MilpResult> planMilp(const PlanningGraph &graph, uint64_t budget,
-                                    const DeviceProfile &device,
+                                    const MachineModel &device,
                                     const MilpOptions &options = {});
 
 /// A lower bound on the recompute cost of every recompute-only plan that

@@ -36,7 +36,7 @@ enum class TensorCategory {
 
 struct PlanOp {
   std::string name;
-  /// Compute time at speed 1, in the unit of DeviceProfile's time base.
+  /// Compute time at speed 1, in the unit of MachineModel's time base.
   double cost = 0;
   /// Part of the backward pass. Only Chen's baseline reads this: it drops
   /// forward activations after their last forward use.
@@ -134,8 +134,10 @@ private:
   std::vector<OpId> firstOverwriteAfter;
 };
 
-/// What the planner needs to know about the device.
-struct DeviceProfile {
+/// What the planner needs to know about the device it plans for: the
+/// timing model its overhead figures assume (vram::DeviceProfile, the
+/// datasheet entry, is turned into one by getPlannerDevice).
+struct MachineModel {
   /// Op cost units executed per time unit.
   double computeSpeed = 1.0;
   /// Host link bandwidth in bytes per time unit, each direction; 0 disables

@@ -66,8 +66,8 @@ IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
 
 /// The planner's view of `device`: time unit one second, the host link
 /// bandwidth only when `allowOffload`.
-planner::DeviceProfile getPlannerDevice(const DeviceProfile &device,
-                                        bool allowOffload);
+planner::MachineModel getPlannerDevice(const DeviceProfile &device,
+                                       bool allowOffload);
 
 /// Estimated seconds of `op` on `device`: host-link time for vram.offload
 /// and vram.prefetch, the roofline of its cost model otherwise.
