@@ -43,12 +43,12 @@ prepare() {
     cmake -G Ninja -S "$root" -B "$build" -DMLIR_DIR=$llvm/lib/cmake/mlir \
       -DLLVM_EXTERNAL_LIT=$llvm/bin/lit -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
-  ninja -C "$build" vram-opt vram_cuda_runtime >/dev/null
+  ninja -C "$build" vram-opt vram_cuda_runtime vram_cpu_kernels >/dev/null
   local opt=$build/bin/vram-opt
   cp "$build/lib/libvram_cuda_runtime.so" "$dir/"
   $llvm/bin/clang -O2 -shared -fPIC "$root/scripts/gpu_check/harness_support.c" \
     -o "$dir/libvram_check_support.so"
-  local runner_libs=$dir/libvram_check_support.so,$llvm/lib/libmlir_c_runner_utils.so
+  local runner_libs=$dir/libvram_check_support.so,$llvm/lib/libmlir_c_runner_utils.so,$build/lib/libvram_cpu_kernels.so
 
   while IFS='|' read -r name model options <&3; do
     name=$(echo $name) model=$(echo $model)

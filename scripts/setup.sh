@@ -7,7 +7,7 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22 libclang-rt-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata python3-onnx python3-numpy
-  libgtest-dev
+  libgtest-dev libopenblas-dev
 )
 
 missing=()

@@ -37,6 +37,9 @@ llvm_config.add_tool_substitutions(
      "vram-fuzz-graph", "vram-fuzz-options", "FileCheck", "not", "count"], tool_dirs)
 llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# lit runs tests in parallel already; OpenBLAS (vram-run's matmul and
+# convolution kernels) would start a thread per core in each of them.
+llvm_config.with_environment("OPENBLAS_NUM_THREADS", "1")
 
 # GPU tests (test/GPU): ptxas checks what the pipeline emits; the CUDA runtime
 # library, when built, is linked against lowered programs (never run here).

@@ -54,7 +54,7 @@ static bool keepsFirstInputType(StringRef op) {
 /// Broadcasting operators whose output is boolean.
 static bool isComparison(StringRef op) {
   return llvm::is_contained(
-      {"Less", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}, op);
+      {"LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}, op);
 }
 
 /// Broadcasting operators whose output has their first input's element type.
@@ -117,8 +117,7 @@ inferGenericNodeTypes(StringRef op, bool isDefaultDomain, ValueRange operands,
     result = broadcastOperands(operands, firstElement());
   else if (op == "IsNaN" || op == "IsInf")
     result = cast<ShapedType>(first).clone(IntegerType::get(context, 1));
-  if (op == "RandomUniformLike" || op == "RandomNormalLike" ||
-      op == "Bernoulli") {
+  if (op == "RandomNormalLike" || op == "Bernoulli") {
     // The input's shape; `dtype` (a TensorProto.DataType) or the input's type.
     Type elementType = firstElement();
     if (auto dtype =

@@ -45,7 +45,9 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // Buffers -> scalar loops -> CFG, a function per loop nest.
+  // Matmuls and convolutions -> BLAS; the rest -> scalar loops -> CFG, a
+  // function per loop nest.
+  pm.addPass(createCallCPUKernelsPass());
   pm.addPass(createOutlineLinalgOpsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

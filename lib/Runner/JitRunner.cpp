@@ -127,8 +127,9 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
                                             /*targetMachine=*/nullptr);
   options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  // memref.copy of non-contiguous views calls memrefCopy from here.
-  llvm::StringRef runtime[] = {VRAM_C_RUNNER_UTILS_PATH};
+  // memref.copy of non-contiguous views calls memrefCopy from the first,
+  // vram-call-cpu-kernels' calls go to the second.
+  llvm::StringRef runtime[] = {VRAM_C_RUNNER_UTILS_PATH, VRAM_CPU_KERNELS_PATH};
   options.sharedLibPaths = runtime;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)

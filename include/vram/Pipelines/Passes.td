@@ -90,6 +90,28 @@ def LowerSCFToCFPass : Pass<"vram-scf-to-cf"> {
                            "mlir::scf::SCFDialect"];
 }
 
+def CallCPUKernelsPass : Pass<"vram-call-cpu-kernels", "mlir::ModuleOp"> {
+  let summary = "Replaces f32 matmul, batch matmul and 2-D convolution on "
+                "buffers by calls of BLAS-backed kernels";
+  let description = [{
+    The CPU path's heavy ops, the way XLA's and IREE's CPU backends route
+    them: `linalg.matmul`, `linalg.batch_matmul` (default indexing maps) and
+    `linalg.conv_2d_nchw_fchw` on f32 memrefs with the identity layout in
+    the default memory space become `func.call`s of
+    `vram_matmul_f32`, `vram_batch_matmul_f32` and
+    `vram_conv2d_nchw_fchw_f32` (with the strides and dilations), declared
+    with `llvm.emit_c_interface` and defined in `libvram_cpu_kernels`
+    (runtime/VramCpuKernels.cpp, on OpenBLAS's `cblas_sgemm`; convolution
+    as im2col and one GEMM per image), which `vram-run` loads. The operands
+    are cast to dynamic shapes, so one declaration serves every shape. Like
+    the ops they replace, the kernels accumulate into the output. Other
+    element types, layouts and the grouped convolutions stay linalg ops.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def OutlineLinalgOpsPass
     : Pass<"vram-outline-linalg-ops", "mlir::ModuleOp"> {
   let summary = "Moves each linalg op on buffers into a function of its own, "

@@ -156,6 +156,12 @@ Value computeElement(ONNXGreaterOp, OpBuilder &b, Location loc,
                  arith::CmpIPredicate::sgt, arith::CmpIPredicate::ugt);
 }
 
+Value computeElement(ONNXLessOp, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &types) {
+  return compare(b, loc, args, types, arith::CmpFPredicate::OLT,
+                 arith::CmpIPredicate::slt, arith::CmpIPredicate::ult);
+}
+
 Value computeElement(ONNXEqualOp, OpBuilder &b, Location loc,
                      ArrayRef<Value> args, const ElementTypes &types) {
   return compare(b, loc, args, types, arith::CmpFPredicate::OEQ,
@@ -334,7 +340,7 @@ LogicalResult checkElementTypes(OpTy op, const ElementTypes &types) {
   } else if constexpr (std::is_same_v<OpTy, ONNXNotOp>) {
     if (!x.isInteger(1))
       return emitLoweringError(op) << "expects bool elements, got " << x;
-  } else if constexpr (llvm::is_one_of<OpTy, ONNXGreaterOp,
+  } else if constexpr (llvm::is_one_of<OpTy, ONNXGreaterOp, ONNXLessOp,
                                        ONNXEqualOp>::value) {
     if (x != types.operands[1])
       return emitLoweringError(op) << "A and B have different element types";
@@ -402,13 +408,13 @@ void vram::populateElementwiseToLinalgPatterns(
       ElementwiseLowering<ONNXMulOp>, ElementwiseLowering<ONNXDivOp>,
       ElementwiseLowering<ONNXPowOp>, ElementwiseLowering<ONNXSqrtOp>,
       ElementwiseLowering<ONNXReciprocalOp>, ElementwiseLowering<ONNXGreaterOp>,
-      ElementwiseLowering<ONNXEqualOp>, ElementwiseLowering<ONNXNotOp>,
-      ElementwiseLowering<ONNXNegOp>, ElementwiseLowering<ONNXExpOp>,
-      ElementwiseLowering<ONNXLogOp>, ElementwiseLowering<ONNXReluOp>,
-      ElementwiseLowering<ONNXLeakyReluOp>, ElementwiseLowering<ONNXSigmoidOp>,
-      ElementwiseLowering<ONNXTanhOp>, ElementwiseLowering<ONNXErfOp>,
-      ElementwiseLowering<ONNXGeluOp>, ElementwiseLowering<ONNXSwishOp>,
-      ElementwiseLowering<ONNXHardSigmoidOp>,
+      ElementwiseLowering<ONNXLessOp>, ElementwiseLowering<ONNXEqualOp>,
+      ElementwiseLowering<ONNXNotOp>, ElementwiseLowering<ONNXNegOp>,
+      ElementwiseLowering<ONNXExpOp>, ElementwiseLowering<ONNXLogOp>,
+      ElementwiseLowering<ONNXReluOp>, ElementwiseLowering<ONNXLeakyReluOp>,
+      ElementwiseLowering<ONNXSigmoidOp>, ElementwiseLowering<ONNXTanhOp>,
+      ElementwiseLowering<ONNXErfOp>, ElementwiseLowering<ONNXGeluOp>,
+      ElementwiseLowering<ONNXSwishOp>, ElementwiseLowering<ONNXHardSigmoidOp>,
       ElementwiseLowering<ONNXHardSwishOp>, ElementwiseLowering<ONNXClipOp>,
       ElementwiseLowering<ONNXWhereOp>, ElementwiseLowering<ONNXCastOp>>(
       typeConverter, patterns.getContext());

@@ -4,7 +4,8 @@
 // reductions (mean, then population variance around it) and one elementwise
 // linalg.generic that normalizes, scales and shifts; Softmax becomes
 // linalg.softmax, LogSoftmax two row reductions and a subtraction; Dropout
-// outside training is the identity.
+// outside training is the identity, in training a mask of counter-based
+// random draws, which RandomUniformLike also uses.
 //
 //===----------------------------------------------------------------------===//
 
@@ -447,16 +448,16 @@ struct LogSoftmaxLowering : ONNXToLinalgPattern<ONNXLogSoftmaxOp> {
   }
 };
 
-/// The keep-mask of training-mode Dropout: element i (row-major) is kept
-/// when u_i >= ratio, u_i uniform in [0, 1) from a counter-based generator,
-/// so the mask is a pure function of (seed, shape) and a step recomputed or
-/// run twice drops the same elements: splitmix64 of seed * 2^32 + i + 1
-/// draws, u = (z >> 11) * 2^-53 (docs/execution.md, "Generated data").
-Value buildDropoutMask(OpBuilder &builder, Location loc,
-                       RankedTensorType maskType, uint64_t seed,
-                       double ratio) {
+/// A tensor of `type` whose element i (row-major) is `finish(u_i)`, u_i an
+/// f64 uniform in [0, 1) from a counter-based generator, so the tensor is a
+/// pure function of (seed, shape) and a step recomputed or run twice draws
+/// the same values: splitmix64 of seed * 2^32 + i + 1 draws, u = (z >> 11) *
+/// 2^-53 (docs/execution.md, "Generated data").
+Value buildUniformDraws(
+    OpBuilder &builder, Location loc, RankedTensorType type, uint64_t seed,
+    function_ref<Value(OpBuilder &, Location, Value)> finish) {
   return buildParallelGeneric(
-      builder, loc, maskType, {}, {},
+      builder, loc, type, {}, {},
       [&](OpBuilder &b, Location l, ValueRange) -> Value {
         Type i64 = b.getI64Type();
         auto constant = [&](uint64_t value) -> Value {
@@ -464,13 +465,12 @@ Value buildDropoutMask(OpBuilder &builder, Location loc,
               b, l, b.getIntegerAttr(i64, static_cast<int64_t>(value)));
         };
         Value flat = constant(0);
-        for (int64_t d = 0; d < maskType.getRank(); ++d) {
+        for (int64_t d = 0; d < type.getRank(); ++d) {
           Value index = arith::IndexCastOp::create(
               b, l, i64, linalg::IndexOp::create(b, l, d));
           flat = arith::AddIOp::create(
               b, l,
-              arith::MulIOp::create(b, l, flat,
-                                    constant(maskType.getDimSize(d))),
+              arith::MulIOp::create(b, l, flat, constant(type.getDimSize(d))),
               index);
         }
         Value counter = arith::AddIOp::create(b, l, flat, constant(1));
@@ -494,16 +494,14 @@ Value buildDropoutMask(OpBuilder &builder, Location loc,
                 b, l, b.getF64Type(),
                 arith::ShRUIOp::create(b, l, z, constant(11))),
             arith::ConstantOp::create(b, l, b.getF64FloatAttr(0x1p-53)));
-        return arith::CmpFOp::create(
-            b, l, arith::CmpFPredicate::OGE, unit,
-            arith::ConstantOp::create(b, l, b.getF64FloatAttr(ratio)));
+        return finish(b, l, unit);
       });
 }
 
 /// Dropout is the identity (mask all true) outside training or with ratio
-/// 0; in training mode output = data * mask / (1 - ratio) with the mask of
-/// buildDropoutMask (seed attribute, 0 when absent: deterministic, where
-/// ONNX leaves an absent seed to the runtime).
+/// 0; in training mode output = data * mask / (1 - ratio), element i kept
+/// when u_i >= ratio (buildUniformDraws with the seed attribute, 0 when
+/// absent: deterministic, where ONNX leaves an absent seed to the runtime).
 struct DropoutLowering : ONNXToLinalgPattern<ONNXDropoutOp> {
   using ONNXToLinalgPattern::ONNXToLinalgPattern;
 
@@ -549,8 +547,13 @@ struct DropoutLowering : ONNXToLinalgPattern<ONNXDropoutOp> {
     auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
     auto maskType = RankedTensorType::get(dataType.getShape(),
                                           rewriter.getI1Type());
-    Value mask = buildDropoutMask(rewriter, loc, maskType,
-                                  op.getSeed().value_or(0), ratio);
+    Value mask = buildUniformDraws(
+        rewriter, loc, maskType, op.getSeed().value_or(0),
+        [&](OpBuilder &b, Location l, Value unit) -> Value {
+          return arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OGE, unit,
+              arith::ConstantOp::create(b, l, b.getF64FloatAttr(ratio)));
+        });
     Type element = dataType.getElementType();
     Value scale = createScalarConstant(rewriter, loc, element,
                                        1.0 / (1.0 - ratio));
@@ -568,11 +571,41 @@ struct DropoutLowering : ONNXToLinalgPattern<ONNXDropoutOp> {
   }
 };
 
+/// low + (high - low) u_i (buildUniformDraws), rounded to the element type;
+/// the seed is the bits of the `seed` float (0 when absent).
+struct RandomUniformLikeLowering
+    : ONNXToLinalgPattern<ONNXRandomUniformLikeOp> {
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+  LogicalResult lower(ONNXRandomUniformLikeOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(convertTensorType(op.getType()));
+    double low = op.getLow().convertToDouble();
+    double range = op.getHigh().convertToDouble() - low;
+    uint64_t seed =
+        op.getSeed() ? llvm::bit_cast<uint32_t>(op.getSeed()->convertToFloat())
+                     : 0;
+    rewriter.replaceOp(
+        op,
+        buildUniformDraws(
+            rewriter, op.getLoc(), type, seed,
+            [&](OpBuilder &b, Location l, Value unit) -> Value {
+              Value value = arith::AddFOp::create(
+                  b, l, arith::ConstantOp::create(b, l, b.getF64FloatAttr(low)),
+                  arith::MulFOp::create(b, l, unit,
+                                        arith::ConstantOp::create(
+                                            b, l, b.getF64FloatAttr(range))));
+              return castFloat(b, l, value, type.getElementType());
+            }));
+    return success();
+  }
+};
+
 } // namespace
 
 void vram::populateNormalizationToLinalgPatterns(
     const TypeConverter &typeConverter, RewritePatternSet &patterns) {
   patterns.add<BatchNormalizationLowering, LayerNormalizationLowering,
-               SoftmaxLowering, LogSoftmaxLowering, DropoutLowering>(
-      typeConverter, patterns.getContext());
+               SoftmaxLowering, LogSoftmaxLowering, DropoutLowering,
+               RandomUniformLikeLowering>(typeConverter, patterns.getContext());
 }

@@ -142,6 +142,12 @@ OpFoldResult ONNXGreaterOp::fold(FoldAdaptor adaptor) {
                        });
 }
 
+OpFoldResult ONNXLessOp::fold(FoldAdaptor adaptor) {
+  return foldIntBinary(
+      *this, adaptor.getA(), adaptor.getB(),
+      [](int64_t a, int64_t b) -> std::optional<int64_t> { return a < b; });
+}
+
 OpFoldResult ONNXNotOp::fold(FoldAdaptor adaptor) {
   auto mask = dyn_cast_if_present<DenseElementsAttr>(adaptor.getX());
   if (!mask || !mask.getElementType().isInteger(1))

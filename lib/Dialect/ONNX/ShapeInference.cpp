@@ -276,6 +276,19 @@ LogicalResult ONNXCastOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return success();
 }
 
+LogicalResult
+ONNXRandomUniformLikeOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  auto type = cast<TensorType>(getInput().getType());
+  Type elementType = type.getElementType();
+  if (std::optional<uint64_t> dtype = getDtype())
+    elementType = getElementTypeForONNXDataType(getContext(), *dtype);
+  if (!isa_and_present<FloatType>(elementType))
+    return emitOpError() << "draws floats; dtype " << getDtype().value_or(0)
+                         << " is not an ONNX float type";
+  types.push_back(type.clone(elementType));
+  return success();
+}
+
 LogicalResult ONNXDropoutOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   types.push_back(getData().getType());
   auto type = cast<TensorType>(getData().getType());

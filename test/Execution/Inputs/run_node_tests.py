@@ -29,13 +29,14 @@ SUPPORTED = {
     # Elementwise.
     "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg", "Exp", "Log", "Relu",
     "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "HardSigmoid", "HardSwish",
-    "Clip", "Where", "Cast",
+    "Clip", "Where", "Cast", "Greater", "Less", "Equal",
     # Linear algebra.
     "MatMul", "Gemm",
     # Convolution and pooling.
     "Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool",
     # Normalization.
-    "BatchNormalization", "LayerNormalization", "Softmax", "Dropout",
+    "BatchNormalization", "LayerNormalization", "Softmax", "LogSoftmax",
+    "Dropout",
     # Reductions.
     "ReduceMean", "ReduceSum",
     # Data movement.

@@ -315,6 +315,25 @@ def ONNXGlobalAveragePoolOp : ONNX_Op<"GlobalAveragePool", [ONNX_InferShapes, Pu
   let results = (outs AnyTensor:$Y);
 }
 
+def ONNXRandomUniformLikeOp : ONNX_Op<"RandomUniformLike", [ONNX_InferShapes]> {
+  let summary = "uniform random values in [low, high) with the shape of "
+                "`input`";
+  let description = [{
+    Not `Pure`: it draws random numbers (stochastic depth in training-mode
+    exports draws its keep test with it). The draws come from the
+    counter-based generator of Dropout's mask (docs/execution.md,
+    "Generated data"): a pure function of the seed (the bits of the `seed`
+    float; 0 when absent) and the shape, so a step recomputed or run twice
+    draws the same values. Element type: `dtype` (a TensorProto.DataType, a
+    float type) or the input's.
+  }];
+  let arguments = (ins AnyTensor:$input, OptionalAttr<I64Attr>:$dtype,
+                       DefaultValuedAttr<F32Attr, "1.0">:$high,
+                       DefaultValuedAttr<F32Attr, "0.0">:$low,
+                       OptionalAttr<F32Attr>:$seed);
+  let results = (outs AnyTensor:$output);
+}
+
 def ONNXDropoutOp : ONNX_Op<"Dropout", [ONNX_InferShapes]> {
   let summary = "random zeroing with probability `ratio` in training mode";
   let description = [{
@@ -528,6 +547,8 @@ class ONNX_ComparisonOp<string mnemonic, string what> :
 }
 
 def ONNXGreaterOp : ONNX_ComparisonOp<"Greater", "elementwise A > B, as i1">;
+// Stochastic depth's keep test in training-mode exports (rand < survival).
+def ONNXLessOp : ONNX_ComparisonOp<"Less", "elementwise A < B, as i1">;
 // Masks in exported attention (masked_fill(mask != 0, ...)).
 def ONNXEqualOp : ONNX_ComparisonOp<"Equal", "elementwise A == B, as i1">;
 def ONNXNotOp : ONNX_UnaryOp<"Not", "logical negation of i1"> {

@@ -1,0 +1,60 @@
+// vram-call-cpu-kernels: f32 matmul, batch matmul and NCHW convolution on
+// contiguous buffers become calls of the BLAS-backed kernels; the operands
+// are cast to dynamic shapes so one declaration serves every shape, and a
+// convolution passes its strides and dilations (h, w) after them.
+// RUN: vram-opt %s --vram-call-cpu-kernels | FileCheck %s
+// The kernels compute what the loops would (onnx-node-tests.test runs
+// ONNX's MatMul, Gemm and Conv cases against their reference outputs):
+// RUN: vram-run %S/Inputs/conv-strided-dilated.onnxtext --print | FileCheck %s --check-prefix=VALUES
+// RUN: vram-opt %S/Inputs/conv-strided-dilated.onnxtext --emit=llvm | FileCheck %s --check-prefix=LLVM
+// X[c, h, w] = 25c + 5h + w (2 x 5 x 5), strides (2, 1), dilations (2, 2):
+// output (oh, ow) reads rows 2oh, 2oh + 2 and columns ow, ow + 2. Filter 0
+// is all ones, bias 0.5: Y[0, 0, 0] = 0.5 + (0 + 2 + 10 + 12) + (25 + 27 +
+// 35 + 37) = 148.5; a step of ow adds 1 per tap (8 taps: +8), a step of oh
+// adds 10 per tap (+80). Filter 1 is X[0, 2oh, ow] - X[1, 2oh + 2, ow + 2],
+// bias -1: -1 - 25 - 10 - 2 = -38 everywhere.
+// VALUES: {{\[\[\[\[}}148.5, 156.5, 164.5]
+// VALUES-NEXT: [228.5, 236.5, 244.5]]
+// VALUES-NEXT: {{\[\[}}-38, -38, -38]
+// VALUES-NEXT: [-38, -38, -38]]]]
+// LLVM: llvm.call @_mlir_ciface_vram_conv2d_nchw_fchw_f32
+
+// CHECK-LABEL: func.func @heavy
+func.func @heavy(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>,
+                 %x: memref<2x4x8xf32>, %y: memref<2x8x3xf32>, %z: memref<2x4x3xf32>,
+                 %in: memref<1x3x9x9xf32>, %w: memref<5x3x3x3xf32>, %out: memref<1x5x3x3xf32>) {
+  // CHECK: %[[A:.*]] = memref.cast %{{.*}} : memref<4x8xf32> to memref<?x?xf32>
+  // CHECK: call @vram_matmul_f32(%[[A]], %{{.*}}, %{{.*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) -> ()
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  // CHECK: call @vram_batch_matmul_f32
+  linalg.batch_matmul ins(%x, %y : memref<2x4x8xf32>, memref<2x8x3xf32>) outs(%z : memref<2x4x3xf32>)
+  // CHECK: %[[SH:.*]] = arith.constant 3 : i64
+  // CHECK: %[[SW:.*]] = arith.constant 2 : i64
+  // CHECK: %[[DH:.*]] = arith.constant 1 : i64
+  // CHECK: %[[DW:.*]] = arith.constant 2 : i64
+  // CHECK: call @vram_conv2d_nchw_fchw_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[SH]], %[[SW]], %[[DH]], %[[DW]])
+  linalg.conv_2d_nchw_fchw {strides = dense<[3, 2]> : tensor<2xi64>, dilations = dense<[1, 2]> : tensor<2xi64>}
+    ins(%in, %w : memref<1x3x9x9xf32>, memref<5x3x3x3xf32>) outs(%out : memref<1x5x3x3xf32>)
+  // CHECK-NOT: linalg.
+  return
+}
+
+// Other element types, strided views and transposed maps stay linalg ops.
+// CHECK-LABEL: func.func @stays
+func.func @stays(%a: memref<4x8xf16>, %b: memref<8x16xf16>, %c: memref<4x16xf16>,
+                 %v: memref<4x8xf32, strided<[16, 1]>>, %d: memref<8x16xf32>, %e: memref<4x16xf32>,
+                 %t: memref<8x4xf32>) {
+  // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xf16>
+  linalg.matmul ins(%a, %b : memref<4x8xf16>, memref<8x16xf16>) outs(%c : memref<4x16xf16>)
+  // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xf32, strided<[16, 1]>>
+  linalg.matmul ins(%v, %d : memref<4x8xf32, strided<[16, 1]>>, memref<8x16xf32>) outs(%e : memref<4x16xf32>)
+  // CHECK: linalg.matmul indexing_maps
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%t, %d : memref<8x4xf32>, memref<8x16xf32>) outs(%e : memref<4x16xf32>)
+  // CHECK-NOT: call
+  return
+}
+
+// CHECK: func.func private @vram_matmul_f32(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @vram_batch_matmul_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @vram_conv2d_nchw_fchw_f32(memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
