@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Times `vram-run --time` (its JIT compile and one run) and onnxruntime
 (PyPI; the median of 5 runs after one warm-up, 2 threads) on the same kit
-models at batch 1 and prints one table. The kit's exports carry no weights:
+models and inputs, at batch 1 where the export leaves the batch free (the
+BERT-like export fixes 8), and prints one table. The kit's exports carry no weights:
 onnxruntime gets random ones of the right shapes, vram-run generates its own
 (values do not change the time of dense kernels).
 
@@ -16,6 +17,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -36,10 +38,18 @@ MODELS = [
 TIMES = re.compile(r"compile ([\d.]+) s, run ([\d.]+) s")
 
 
-def vram_run(build, model):
-    proc = subprocess.run([os.path.join(build, "bin", "vram-run"), model,
-                           "--batch=1", "--time"],
-                          capture_output=True, text=True)
+def vram_run(build, model, inputs):
+    """vram-run's compile and run seconds on `inputs` (name -> array), the
+    same data onnxruntime gets (written as input_N.pb, graph input order)."""
+    with tempfile.TemporaryDirectory() as directory:
+        for index, array in enumerate(inputs.values()):
+            with open(os.path.join(directory, f"input_{index}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(array).SerializeToString())
+        batch = next(iter(inputs.values())).shape[0]
+        proc = subprocess.run([os.path.join(build, "bin", "vram-run"), model,
+                               f"--batch={batch}", "--time",
+                               f"--inputs={directory}"],
+                              capture_output=True, text=True)
     match = TIMES.search(proc.stderr)
     if proc.returncode != 0 or not match:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1])
@@ -77,12 +87,14 @@ def feed(session):
     return inputs
 
 
-def onnxruntime_seconds(model):
+def onnxruntime_session(model):
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
-    session = ort.InferenceSession(with_weights(model), options,
-                                   providers=["CPUExecutionProvider"])
-    inputs = feed(session)
+    return ort.InferenceSession(with_weights(model), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def onnxruntime_seconds(session, inputs):
     session.run(None, inputs)
     runs = []
     for _ in range(5):
@@ -106,8 +118,10 @@ def main():
     for model in models:
         name = os.path.basename(model)
         try:
-            compile_s, run_s = vram_run(args.build, model)
-            reference = onnxruntime_seconds(model)
+            session = onnxruntime_session(model)
+            inputs = feed(session)
+            compile_s, run_s = vram_run(args.build, model, inputs)
+            reference = onnxruntime_seconds(session, inputs)
         except Exception as error:  # a row per model, whatever fails
             print(f"| {name} | error: {error} | | | |", flush=True)
             continue
