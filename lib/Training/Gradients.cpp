@@ -972,18 +972,24 @@ public:
   /// int64 flat indices -> int8 offsets (in forward).
   Value encode(IRBuilding &ir, Value indices, ValueRange originTerms) {
     Value r = ir.sub(indices, sum(ir, originTerms));
-    if (xShape.size() == 4)
-      r = ir.sub(r, ir.mul(ir.div(r, scalar(ir, rowSpan())),
-                           scalar(ir, rowSpan() - window.kernel[1])));
+    if (xShape.size() == 4) {
+      // Named in order: the order in which C++ evaluates arguments is up to
+      // the compiler, and the ops' order is the schedule.
+      Value span = scalar(ir, rowSpan());
+      Value skipped = scalar(ir, rowSpan() - window.kernel[1]);
+      r = ir.sub(r, ir.mul(ir.div(r, span), skipped));
+    }
     return ir.cast(r, ir.getBuilder().getI8Type());
   }
 
   /// int8 offsets -> int64 flat indices (in backward).
   Value decode(IRBuilding &ir, Value offsets, ValueRange originTerms) {
     Value k = ir.cast(offsets, ir.getBuilder().getI64Type());
-    if (xShape.size() == 4)
-      k = ir.add(k, ir.mul(ir.div(k, scalar(ir, window.kernel[1])),
-                           scalar(ir, rowSpan() - window.kernel[1])));
+    if (xShape.size() == 4) {
+      Value width = scalar(ir, window.kernel[1]);
+      Value skipped = scalar(ir, rowSpan() - window.kernel[1]);
+      k = ir.add(k, ir.mul(ir.div(k, width), skipped));
+    }
     return ir.add(k, sum(ir, originTerms));
   }
 

@@ -319,9 +319,11 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
                                   /*keepdims=*/false);
       loss.value = ir.neg(ir.div(summed, positions));
       builder.setListener(&backwardTagger);
-      Value scaledProbabilities =
-          ir.mul(ir.exp(logProbabilities),
-                 ir.reduceSum(target, {1}, /*keepdims=*/true));
+      // Named in order: C++ leaves the order of arguments' evaluation, and
+      // so of the ops, to the compiler.
+      Value probabilities = ir.exp(logProbabilities);
+      Value rowMass = ir.reduceSum(target, {1}, /*keepdims=*/true);
+      Value scaledProbabilities = ir.mul(probabilities, rowMass);
       gradient = ir.div(ir.sub(scaledProbabilities, target), positions);
     }
     if (rank != 2)
