@@ -529,12 +529,10 @@ PackResult packArena(llvm::ArrayRef<ArenaBuffer> buffers,
       if (bests[t].arena() < bests[s].arena())
         s = t;
     OrderedPlacement current = bests[s];
-    OrderedPlacement trackBest = best;
-    search.run(current, startWork + budget, trackBest);
-    if (trackBest.arena() < best.arena()) {
-      best = trackBest;
+    uint64_t before = best.arena();
+    search.run(current, startWork + budget, best);
+    if (best.arena() < before)
       result.method = "local search";
-    }
   }
   result.searchRounds = search.rounds;
   result.placement.offsets = std::move(best.offset);

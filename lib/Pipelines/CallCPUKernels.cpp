@@ -42,28 +42,37 @@ static SmallVector<Value> castToDynamic(OpBuilder &builder, Location loc,
   return dynamicOperands;
 }
 
+/// The kernel that computes `op`, if one does: default indexing maps (no
+/// transposed operands) and contiguous f32 buffers.
+static std::optional<StringRef> getKernelName(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() ||
+      !llvm::all_of(op->getOperands(), isContiguousF32))
+    return std::nullopt;
+  if (auto matmul = dyn_cast<linalg::MatmulOp>(*op))
+    return matmul.hasUserDefinedMaps() ? std::nullopt
+                                       : std::optional("vram_matmul_f32");
+  if (auto batched = dyn_cast<linalg::BatchMatmulOp>(*op))
+    return batched.hasUserDefinedMaps()
+               ? std::nullopt
+               : std::optional("vram_batch_matmul_f32");
+  if (isa<linalg::Conv2DNchwFchwOp>(*op))
+    return "vram_conv2d_nchw_fchw_f32";
+  return std::nullopt;
+}
+
 namespace {
 struct CallCPUKernelsPass
     : public vram::impl::CallCPUKernelsPassBase<CallCPUKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<Operation *> heavy;
+    SmallVector<std::pair<Operation *, StringRef>> heavy;
     module.walk([&](linalg::LinalgOp op) {
-      if (!op.hasPureBufferSemantics() ||
-          !llvm::all_of(op->getOperands(), isContiguousF32))
-        return;
-      if (auto matmul = dyn_cast<linalg::MatmulOp>(*op))
-        if (!matmul.hasUserDefinedMaps())
-          heavy.push_back(op);
-      if (auto batched = dyn_cast<linalg::BatchMatmulOp>(*op))
-        if (!batched.hasUserDefinedMaps())
-          heavy.push_back(op);
-      if (isa<linalg::Conv2DNchwFchwOp>(*op))
-        heavy.push_back(op);
+      if (std::optional<StringRef> kernel = getKernelName(op))
+        heavy.push_back({op, *kernel});
     });
-    for (Operation *op : heavy)
-      replaceByCall(op, symbols);
+    for (auto [op, kernel] : heavy)
+      replaceByCall(op, kernel, symbols);
   }
 
   /// The kernel's declaration, made on first use.
@@ -80,16 +89,14 @@ struct CallCPUKernelsPass
     return kernel;
   }
 
-  void replaceByCall(Operation *op, SymbolTable &symbols) {
+  /// Replaces `op` by a call of `name`; a convolution passes its strides
+  /// and dilations after the buffers.
+  void replaceByCall(Operation *op, StringRef name, SymbolTable &symbols) {
     OpBuilder builder(op);
     Location loc = op->getLoc();
     SmallVector<Value> arguments =
         castToDynamic(builder, loc, op->getOperands());
-    StringRef name = "vram_matmul_f32";
-    if (isa<linalg::BatchMatmulOp>(op)) {
-      name = "vram_batch_matmul_f32";
-    } else if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
-      name = "vram_conv2d_nchw_fchw_f32";
+    if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
       for (DenseIntElementsAttr attr : {conv.getStrides(), conv.getDilations()})
         for (APInt value : attr)
           arguments.push_back(arith::ConstantOp::create(

@@ -139,11 +139,15 @@ struct FitPlanToArenaPass
   }
 
   /// Reports that `budgetBytes` cannot be met, naming the smallest budget
-  /// the lowered program meets (see smallestLoweredBudget).
-  void emitUnmet(uint64_t budgetBytes, vram::UnmetBudgetError unmet) {
+  /// the lowered program meets (see smallestLoweredBudget; `floorLowered`:
+  /// the device bytes of the plan for the planner's smallest budget, when
+  /// the caller lowered it already).
+  void emitUnmet(uint64_t budgetBytes, vram::UnmetBudgetError unmet,
+                 std::optional<uint64_t> floorLowered = std::nullopt) {
     uint64_t liveBytes = unmet.smallestBudget;
     unmet.budget = budgetBytes;
-    unmet.smallestBudget = smallestLoweredBudget(liveBytes);
+    unmet.smallestBudget = floorLowered ? std::max(liveBytes, *floorLowered)
+                                        : smallestLoweredBudget(liveBytes);
     InFlightDiagnostic error =
         getOperation().emitError()
         << llvm::toString(llvm::make_error<vram::UnmetBudgetError>(unmet));
@@ -202,8 +206,10 @@ struct FitPlanToArenaPass
         tooLow = target;
       }
       if (floor) {
-        // The planner's smallest budget did not fit either.
-        emitUnmet(budgetBytes, *floor);
+        // The plan for the planner's smallest budget did not fit either.
+        emitUnmet(budgetBytes, *floor,
+                  excess ? std::optional<uint64_t>(budgetBytes + excess)
+                         : std::nullopt);
         return failure();
       }
       if (attempt < std::max(1u, unsigned(attempts))) {
