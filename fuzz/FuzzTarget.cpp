@@ -33,9 +33,8 @@ OwningOpRef<ModuleOp> vram::fuzz::importInput(const uint8_t *data, size_t size,
   ScopedDiagnosticHandler quiet(&context,
                                 [](Diagnostic &) { return success(); });
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
-  bool isText =
-      !bytes.empty() && (bytes.front() == '<' || bytes.front() == '#');
   vram::ONNXImportOptions options;
   options.batchSize = size % 2 ? 3 : 1;
-  return vram::importONNX(bytes, isText, "fuzz", &context, options);
+  return vram::importONNX(bytes, vram::looksLikeONNXText(bytes), "fuzz",
+                          &context, options);
 }

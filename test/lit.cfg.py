@@ -18,6 +18,11 @@ config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "models")))
 config.substitutions.append(("%examples", os.path.join(config.test_source_root, "..", "examples")))
+config.substitutions.append(("%vram_src_root", config.vram_src_root))
+config.substitutions.append(("%vram_obj_root", config.vram_obj_root))
+config.substitutions.append(("%cmake", config.cmake))
+config.substitutions.append(("%cxx_compiler", config.cxx_compiler))
+config.substitutions.append(("%cxx_flags", config.cxx_flags))
 # ONNX's backend conformance tests, from Debian's libonnx-testdata.
 config.substitutions.append(("%onnx_testdata", config.onnx_testdata_dir))
 if os.path.isdir(config.onnx_testdata_dir):
@@ -33,7 +38,7 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.vram_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
-    ["vram-opt", "vram-run", "vram-fuzz-import", "vram-fuzz-driver",
+    ["vram-opt", "vram-run", "vram-translate", "vram-fuzz-import", "vram-fuzz-driver",
      "vram-fuzz-graph", "vram-fuzz-options", "FileCheck", "not", "count"], tool_dirs)
 llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -1,15 +1,17 @@
 //===- CostModel.cpp - per-op flops, traffic and workspace ----------------===//
 //
-// External models of CostModelOpInterface for the onnx dialect and for all
-// linalg structured ops, and the default for every other op. The formulas and
-// their constants are explained in docs/cost-model.md; keep the two in sync.
+// External models of CostModelOpInterface for the onnx and vram dialects and
+// for all linalg structured ops, and the default for every other op. The
+// formulas and their constants are explained in docs/cost-model.md; keep the
+// two in sync.
 //
 //===----------------------------------------------------------------------===//
 
 #include "vram/Analysis/CostModel.h"
-#include "vram/Analysis/TensorSize.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "vram/Dialect/ONNX/TensorSize.h"
+#include "vram/Dialect/Vram/VramOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -527,15 +529,16 @@ static OpCost computeONNXCost(Operation *op) {
 }
 
 namespace {
-template <typename OpT>
-struct ONNXCostModel
-    : public CostModelOpInterface::ExternalModel<ONNXCostModel<OpT>, OpT> {
-  double getFlops(Operation *op) const { return computeONNXCost(op).flops; }
+/// The interface on `OpT`, answered by a function of the whole op.
+template <typename OpT, OpCost (*computeCost)(Operation *)>
+struct ComputedCostModel : public CostModelOpInterface::ExternalModel<
+                               ComputedCostModel<OpT, computeCost>, OpT> {
+  double getFlops(Operation *op) const { return computeCost(op).flops; }
   double getBytesAccessed(Operation *op) const {
-    return computeONNXCost(op).bytesAccessed;
+    return computeCost(op).bytesAccessed;
   }
   uint64_t getWorkspaceBytes(Operation *op) const {
-    return computeONNXCost(op).workspaceBytes;
+    return computeCost(op).workspaceBytes;
   }
 };
 } // namespace
@@ -544,12 +547,72 @@ template <typename OpT> static void attachONNXCostModel(MLIRContext *context) {
   // onnx.Node is an operator the frontend does not know: claiming a model for
   // it would hide that its cost is a guess, so it keeps the default.
   if constexpr (!std::is_same_v<OpT, ONNXNodeOp>)
-    OpT::template attachInterface<ONNXCostModel<OpT>>(*context);
+    OpT::template attachInterface<ComputedCostModel<OpT, computeONNXCost>>(
+        *context);
 }
 
 template <typename... OpTs>
 static void attachONNXCostModels(MLIRContext *context) {
   (attachONNXCostModel<OpTs>(context), ...);
+}
+
+//===----------------------------------------------------------------------===//
+// vram dialect
+//===----------------------------------------------------------------------===//
+
+/// Floating-point operations per element of each update rule, a multiply-add
+/// counting as 2: sgd one, momentum two, Adam two per moment, the square
+/// root, two divisions, an add and the final multiply-add; decay one more.
+static double getUpdateFlopsPerElement(UpdateOp op) {
+  double flops = 0;
+  switch (op.getRule()) {
+  case UpdateRule::SGD:
+    flops = 2;
+    break;
+  case UpdateRule::Momentum:
+    flops = 4;
+    break;
+  case UpdateRule::Adam:
+  case UpdateRule::AdamW:
+    flops = 2 + 3 + kSqrtFlops + 2 + 1 + 2;
+    break;
+  }
+  if (op.getWeightDecay().convertToDouble() != 0)
+    flops += 2;
+  // Accumulating: the add, the mean's scaling and the selects.
+  if (op.getAccumulate() > 1)
+    flops += 2 + op.getInits().size();
+  return flops;
+}
+
+static OpCost computeVramCost(Operation *op) {
+  OpCost cost;
+  TypeSwitch<Operation *>(op)
+      // A copy does no arithmetic; on the device side it reads or writes the
+      // tensor once. Its duration is set by the host link, not by this
+      // roofline: see estimateHostTransferSeconds.
+      .Case<OffloadOp, PrefetchOp>([&](auto copy) {
+        cost.bytesAccessed = double(copy.getTransferBytes());
+      })
+      // Reads the gradient and each init once and writes each init once.
+      .Case([&](UpdateOp update) {
+        Value gradient = update.getGradient();
+        cost.flops = getUpdateFlopsPerElement(update) * numElements(gradient);
+        cost.bytesAccessed =
+            byteSize(gradient) * double(1 + 2 * update.getInits().size());
+      })
+      .Case([&](IncrementOp) {
+        cost.flops = 1;
+        cost.bytesAccessed = 8;
+      });
+  return cost;
+}
+
+template <typename... OpTs>
+static void attachVramCostModels(MLIRContext *context) {
+  (OpTs::template attachInterface<ComputedCostModel<OpTs, computeVramCost>>(
+       *context),
+   ...);
 }
 
 //===----------------------------------------------------------------------===//
@@ -649,6 +712,9 @@ void registerCostModelExternalModels(DialectRegistry &registry) {
 #define GET_OP_LIST
 #include "vram/Dialect/ONNX/ONNXOps.cpp.inc"
         >(context);
+  });
+  registry.addExtension(+[](MLIRContext *context, VramDialect *) {
+    attachVramCostModels<OffloadOp, PrefetchOp, UpdateOp, IncrementOp>(context);
   });
   registry.addExtension(+[](MLIRContext *context, linalg::LinalgDialect *) {
     attachLinalgCostModels<

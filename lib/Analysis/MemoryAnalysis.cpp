@@ -2,8 +2,8 @@
 
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/CostModel.h"
-#include "vram/Analysis/TensorSize.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "vram/Dialect/ONNX/TensorSize.h"
 
 #include "mlir/Analysis/Liveness.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"

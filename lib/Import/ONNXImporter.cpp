@@ -1832,6 +1832,20 @@ bool isONNXFileName(llvm::StringRef path) {
   return path.ends_with(".onnx") || path.ends_with(".onnxtext");
 }
 
+bool looksLikeONNXText(llvm::StringRef bytes) {
+  bytes = bytes.ltrim();
+  return bytes.starts_with("<") || bytes.starts_with("#");
+}
+
+bool addDimBinding(llvm::StringRef binding, ONNXImportOptions &options) {
+  auto [name, value] = binding.split('=');
+  int64_t size;
+  if (name.empty() || value.getAsInteger(10, size) || size <= 0)
+    return false;
+  options.dimBindings[name] = size;
+  return true;
+}
+
 OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
                                  llvm::StringRef sourceName,
                                  MLIRContext *context,

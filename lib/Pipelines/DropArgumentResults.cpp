@@ -53,7 +53,7 @@ struct DropArgumentResultsPass
         func.emitError("cannot drop the results held in arguments");
         return signalPassFailure();
       }
-      func->setAttr(vram::kResultsInArgumentsAttrName,
+      func->setAttr(vram::VramDialect::kResultsInArgumentsAttrName,
                     DenseI64ArrayAttr::get(&getContext(), argumentOf));
     }
   }

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Analysis/DeviceProfile.h"
-#include "vram/Analysis/TensorSize.h"
+#include "vram/Dialect/ONNX/TensorSize.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Pipelines/Passes.h"
 #include "vram/Planning/IRPlanning.h"

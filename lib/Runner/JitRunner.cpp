@@ -1,20 +1,21 @@
-//===- JitRunner.cpp - lower, JIT-compile and call an entry function ------===//
+//===- JitRunner.cpp - JIT-compile and call an entry function -------------===//
 
 #include "vram/Runner/JitRunner.h"
 #include "vram/Dialect/Vram/VramDialect.h"
-#include "vram/Pipelines/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <mutex>
 
 using namespace mlir;
@@ -82,30 +83,51 @@ void vram::registerJitTranslations(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
+/// libvram_cpu_kernels, found where the build and the install put it: next
+/// to the library holding this code (libVramOpt), or in ../lib from the
+/// executable it is linked into. VRAM_CPU_KERNELS overrides.
+static std::string getCpuKernelsPath() {
+  if (const char *path = std::getenv("VRAM_CPU_KERNELS"))
+    return path;
+  static int anchor;
+  Dl_info info;
+  std::string holder;
+  if (dladdr(&anchor, &info) && info.dli_fname &&
+      llvm::sys::path::is_absolute(info.dli_fname))
+    holder = info.dli_fname;
+  else
+    holder = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  llvm::StringRef directory = llvm::sys::path::parent_path(holder);
+  SmallString<256> path;
+  for (llvm::StringRef relative : {"", "../lib"}) {
+    path = directory;
+    llvm::sys::path::append(path, relative, "libvram_cpu_kernels.so");
+    if (llvm::sys::fs::exists(path))
+      break;
+  }
+  return std::string(path);
+}
+
 FailureOr<std::unique_ptr<CompiledFunction>>
 CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
                           FunctionSignature signature) {
-  PassManager pm(module->getContext());
-  buildLowerToCPUPipeline(pm, entry);
-  if (failed(pm.run(module)))
-    return failure();
   // Results left in argument buffers by in-place updates.
   SmallVector<int64_t> resultArguments(signature.results.size(), -1);
   if (auto lowered = module.lookupSymbol<LLVM::LLVMFuncOp>(entry))
     if (auto held = lowered->getAttrOfType<DenseI64ArrayAttr>(
-            kResultsInArgumentsAttrName)) {
+            VramDialect::kResultsInArgumentsAttrName)) {
       ArrayRef<int64_t> indices = held.asArrayRef();
       if (indices.size() != resultArguments.size())
         return module.emitError()
-               << "internal error: " << kResultsInArgumentsAttrName << " has "
-               << indices.size() << " entries for "
+               << "internal error: " << VramDialect::kResultsInArgumentsAttrName
+               << " has " << indices.size() << " entries for "
                << resultArguments.size() << " results";
       resultArguments.assign(indices.begin(), indices.end());
     }
   // onnx.name / vram.param / vram.results_in_arguments mean nothing to LLVM
   // IR translation, which would warn about each; they were read already.
   module.walk([](LLVM::LLVMFuncOp llvmFunc) {
-    llvmFunc->removeAttr(kResultsInArgumentsAttrName);
+    llvmFunc->removeAttr(VramDialect::kResultsInArgumentsAttrName);
     auto func = cast<FunctionOpInterface>(llvmFunc.getOperation());
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       for (NamedAttribute attr : func.getArgAttrs(i))
@@ -129,7 +151,8 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // memref.copy of non-contiguous views calls memrefCopy from the first,
   // vram-call-cpu-kernels' calls go to the second.
-  llvm::StringRef runtime[] = {VRAM_C_RUNNER_UTILS_PATH, VRAM_CPU_KERNELS_PATH};
+  std::string cpuKernels = getCpuKernelsPath();
+  llvm::StringRef runtime[] = {VRAM_C_RUNNER_UTILS_PATH, cpuKernels};
   options.sharedLibPaths = runtime;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)

@@ -16,6 +16,7 @@
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Import/NodeDiagnostics.h"
 #include "vram/Import/ONNXImporter.h"
+#include "vram/InitAll.h"
 #include "vram/Pipelines/GPUPipeline.h"
 #include "vram/Pipelines/Passes.h"
 #include "vram/Planning/IRPlanning.h"
@@ -190,15 +191,12 @@ static FailureOr<double> getMaxOverhead() {
 static FailureOr<vram::ONNXImportOptions> getImportOptions() {
   vram::ONNXImportOptions options;
   for (const std::string &binding : dimBindings) {
-    auto [name, value] = llvm::StringRef(binding).split('=');
-    int64_t size;
-    if (name.empty() || value.getAsInteger(10, size) || size <= 0) {
+    if (!vram::addDimBinding(binding, options)) {
       llvm::errs() << "error: --dim expects name=value with a positive "
                       "integer value, got '"
                    << binding << "'\n";
       return failure();
     }
-    options.dimBindings[name] = size;
   }
   options.inputValuesDirectory = inputValuesDirectory;
   for (const std::string &binding : inputValueFiles) {
@@ -414,18 +412,13 @@ runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAllPasses();
-  vram::registerVramPasses();
-  vram::registerVramConversionPasses();
-  vram::registerVramPipelines();
-  vram::registerLowerToGPUPipeline();
+  vram::registerAllPasses();
   DialectRegistry registry;
   registerAllDialects(registry);
   registerAllExtensions(registry);
   // gpu-module-to-binary (vram-lower-to-gpu) translates kernels to LLVM IR.
   registerAllGPUToLLVMIRTranslations(registry);
-  registry.insert<vram::ONNXDialect>();
-  registry.insert<vram::VramDialect>();
-  vram::registerCostModelExternalModels(registry);
+  vram::registerAllDialects(registry);
 
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, "vram-opt: memory planning for "

@@ -13,6 +13,8 @@
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Import/NodeDiagnostics.h"
 #include "vram/Import/ONNXImporter.h"
+#include "vram/InitAll.h"
+#include "vram/Pipelines/Passes.h"
 #include "vram/Runner/GradientCheck.h"
 #include "vram/Runner/JitRunner.h"
 #include "vram/Runner/TensorProtoIO.h"
@@ -454,10 +456,10 @@ int main(int argc, char **argv) {
       argc, argv, "vram-run: execute a model on CPU and check its outputs\n");
 
   DialectRegistry registry;
-  registerAllDialects(registry);
+  mlir::registerAllDialects(registry);
   registerAllExtensions(registry);
   // Planned programs (vram.offload / vram.prefetch) run like any other.
-  registry.insert<ONNXDialect, VramDialect>();
+  vram::registerAllDialects(registry);
   registerJitTranslations(registry);
   MLIRContext context(registry);
   context.printOpOnDiagnostic(false);
@@ -515,7 +517,11 @@ int main(int argc, char **argv) {
 
   llvm::Timer compileTimer("compile", "lower and JIT-compile", timers);
   compileTimer.startTimer();
-  auto compiled = CompiledFunction::compile(*module, "main", *signature);
+  PassManager lowering(&context);
+  buildLowerToCPUPipeline(lowering, "main");
+  FailureOr<std::unique_ptr<CompiledFunction>> compiled = failure();
+  if (succeeded(lowering.run(*module)))
+    compiled = CompiledFunction::compile(*module, "main", *signature);
   compileTimer.stopTimer();
   if (failed(compiled)) {
     timers.clear(); // Times are printed with --time only.

@@ -59,6 +59,19 @@ importONNX(llvm::StringRef bytes, bool isText, llvm::StringRef sourceName,
 /// True for file names the importer reads (`.onnx`, `.onnxtext`).
 bool isONNXFileName(llvm::StringRef path);
 
+/// True when `bytes` look like ONNX's text format (a model starts with its
+/// `<...>` header, or a comment) rather than a binary protobuf.
+bool looksLikeONNXText(llvm::StringRef bytes);
+
+/// Adds `name=value` (an ONNX `dim_param` name and a positive size) to
+/// `options.dimBindings`; false, with nothing added, when malformed.
+bool addDimBinding(llvm::StringRef binding, ONNXImportOptions &options);
+
+/// Registers the `import-onnx` translation (ONNX model, binary or text, to
+/// the onnx dialect) with its options `--onnx-batch` and `--onnx-dim`, for
+/// mlir-translate-like drivers (vram-translate).
+void registerImportONNXTranslation();
+
 } // namespace vram
 
 #endif // VRAM_IMPORT_ONNXIMPORTER_H

@@ -3,6 +3,8 @@
 #ifndef VRAM_PIPELINES_PASSES_H
 #define VRAM_PIPELINES_PASSES_H
 
+#include "vram/Dialect/Vram/VramDialect.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -10,11 +12,6 @@
 #include "mlir/Pass/PassManager.h"
 
 namespace vram {
-
-/// Set by vram-drop-argument-results on a function whose results it dropped:
-/// per original result, the argument holding it, or -1.
-inline constexpr llvm::StringLiteral kResultsInArgumentsAttrName =
-    "vram.results_in_arguments";
 
 #define GEN_PASS_DECL
 #include "vram/Pipelines/Passes.h.inc"
@@ -52,7 +49,8 @@ void buildDeviceBufferPipeline(mlir::OpPassManager &pm);
 /// `entry` gets a C interface (`_mlir_ciface_<entry>`); its memref
 /// arguments and results have the identity layout, and every result is a
 /// fresh allocation the caller owns and frees (results updated in an
-/// argument's buffer stay there: kResultsInArgumentsAttrName says which).
+/// argument's buffer stay there: VramDialect::kResultsInArgumentsAttrName
+/// says which).
 void buildLowerToCPUPipeline(mlir::OpPassManager &pm,
                              llvm::StringRef entry = "main");
 

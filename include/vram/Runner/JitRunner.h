@@ -1,8 +1,9 @@
-//===- JitRunner.h - lower, JIT-compile and call an entry function -*- C++ -*-===//
+//===- JitRunner.h - JIT-compile and call an entry function ----*- C++ -*-===//
 //
-// The execution half of vram-run: lowers a module with vram-lower-to-cpu,
-// compiles it with mlir::ExecutionEngine and calls the entry function's C
-// interface with one memref descriptor per argument.
+// The execution half of vram-run: compiles a module lowered to the LLVM
+// dialect (by vram-lower-to-cpu, which the caller runs) with
+// mlir::ExecutionEngine and calls the entry function's C interface with one
+// memref descriptor per argument.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +48,10 @@ void registerJitTranslations(mlir::DialectRegistry &registry);
 
 class CompiledFunction {
 public:
-  /// Lowers `module` in place (vram-lower-to-cpu) and JIT-compiles it.
-  /// `signature` is @entry's, read before lowering (lowering erases the
-  /// unsigned integer types). Errors are reported on the module's context.
+  /// JIT-compiles `module`, which vram-lower-to-cpu lowered with `entry` as
+  /// its entry. `signature` is @entry's, read before lowering (lowering
+  /// erases the unsigned integer types). Errors are reported on the module's
+  /// context.
   static mlir::FailureOr<std::unique_ptr<CompiledFunction>>
   compile(mlir::ModuleOp module, llvm::StringRef entry,
           FunctionSignature signature);

@@ -1,7 +1,7 @@
-//===- VramOps.cpp - verifiers and cost models of the vram ops ------------===//
+//===- VramOps.cpp - verifiers of the vram ops ---------------------===//
 
 #include "vram/Dialect/Vram/VramOps.h"
-#include "vram/Analysis/TensorSize.h"
+#include "vram/Dialect/ONNX/TensorSize.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -69,12 +69,6 @@ uint64_t OffloadOp::getTransferBytes() {
   return staticByteSize(getDeviceType());
 }
 
-// A copy does no arithmetic; on the device side it reads the tensor once.
-// Its duration is set by the host link, not by this roofline: see
-// estimateHostTransferSeconds.
-double OffloadOp::getFlops() { return 0; }
-double OffloadOp::getBytesAccessed() { return double(getTransferBytes()); }
-
 //===----------------------------------------------------------------------===//
 // PrefetchOp
 //===----------------------------------------------------------------------===//
@@ -91,9 +85,6 @@ RankedTensorType PrefetchOp::getDeviceType() {
 uint64_t PrefetchOp::getTransferBytes() {
   return staticByteSize(getDeviceType());
 }
-
-double PrefetchOp::getFlops() { return 0; }
-double PrefetchOp::getBytesAccessed() { return double(getTransferBytes()); }
 
 //===----------------------------------------------------------------------===//
 // UpdateOp
@@ -163,46 +154,3 @@ LogicalResult UpdateOp::verify() {
     return emitOpError("results must have the types of the inits");
   return success();
 }
-
-/// Floating-point operations per element of each rule, a multiply-add
-/// counting as 2: sgd one, momentum two, Adam two per moment, the square
-/// root, two divisions, an add and the final multiply-add; decay one more.
-static double getUpdateFlopsPerElement(UpdateOp op) {
-  double flops = 0;
-  switch (op.getRule()) {
-  case UpdateRule::SGD:
-    flops = 2;
-    break;
-  case UpdateRule::Momentum:
-    flops = 4;
-    break;
-  case UpdateRule::Adam:
-  case UpdateRule::AdamW:
-    flops = 2 + 3 + kSqrtFlops + 2 + 1 + 2;
-    break;
-  }
-  if (op.getWeightDecay().convertToDouble() != 0)
-    flops += 2;
-  // Accumulating: the add, the mean's scaling and the selects.
-  if (op.getAccumulate() > 1)
-    flops += 2 + op.getInits().size();
-  return flops;
-}
-
-double UpdateOp::getFlops() {
-  auto type = cast<RankedTensorType>(getGradient().getType());
-  return getUpdateFlopsPerElement(*this) * double(type.getNumElements());
-}
-
-// Reads the gradient and each init once and writes each init once.
-double UpdateOp::getBytesAccessed() {
-  auto type = cast<RankedTensorType>(getGradient().getType());
-  return double(staticByteSize(type)) * (1 + 2 * getInits().size());
-}
-
-//===----------------------------------------------------------------------===//
-// IncrementOp
-//===----------------------------------------------------------------------===//
-
-double IncrementOp::getFlops() { return 1; }
-double IncrementOp::getBytesAccessed() { return 8; }

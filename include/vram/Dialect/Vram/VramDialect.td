@@ -57,6 +57,10 @@ def Vram_Dialect : Dialect {
     /// and floor_parts, what makes the floor up.
     static constexpr llvm::StringLiteral kUnmetBudgetAttrName =
         "vram.unmet_budget";
+    /// Set by vram-drop-argument-results on a function whose results it
+    /// dropped: per original result, the argument holding it, or -1.
+    static constexpr llvm::StringLiteral kResultsInArgumentsAttrName =
+        "vram.results_in_arguments";
   }];
 }
 

@@ -3,7 +3,6 @@
 #ifndef VRAM_DIALECT_VRAM_VRAMOPS_H
 #define VRAM_DIALECT_VRAM_VRAMOPS_H
 
-#include "vram/Analysis/CostModel.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"

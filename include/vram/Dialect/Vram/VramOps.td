@@ -4,7 +4,6 @@
 #define VRAM_DIALECT_VRAM_VRAMOPS_TD
 
 include "vram/Dialect/Vram/VramDialect.td"
-include "vram/Analysis/CostModelInterface.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -18,8 +17,7 @@ def Vram_HostTensor : Type<CPred<"::llvm::isa<::vram::HostTensorType>($_self)">,
 // which would stretch one device tensor across the gap the plan opened, and
 // still lets DCE drop a copy nobody reads.
 class Vram_Op<string mnemonic, list<Trait> traits = []> :
-    Op<Vram_Dialect, mnemonic,
-       !listconcat(traits, [DeclareOpInterfaceMethods<CostModelOpInterface>])> {
+    Op<Vram_Dialect, mnemonic, traits> {
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// Bytes the copy moves over the host link.
@@ -83,8 +81,7 @@ def Vram_F32Scalar : 0DTensorOf<[F32]>;
 // in-place optimizers and JAX's donated buffers do.
 def Vram_UpdateOp : Op<Vram_Dialect, "update", [
     Pure, AttrSizedOperandSegments, DestinationStyleOpInterface,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>,
-    DeclareOpInterfaceMethods<CostModelOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "one optimizer step of a parameter and its state, in place";
   let description = [{
     Applies `rule` to a parameter (the first init) and its optimizer state
@@ -156,8 +153,7 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
 }
 
 def Vram_IncrementOp : Op<Vram_Dialect, "increment", [
-    Pure, DestinationStyleOpInterface, AllTypesMatch<["init", "result"]>,
-    DeclareOpInterfaceMethods<CostModelOpInterface>]> {
+    Pure, DestinationStyleOpInterface, AllTypesMatch<["init", "result"]>]> {
   let summary = "adds one to a scalar counter, in place";
   let description = [{
     Counts optimizer steps: the result is `init + 1`, in the init's buffer.

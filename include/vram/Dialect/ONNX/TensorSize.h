@@ -1,7 +1,7 @@
 //===- TensorSize.h - byte sizes of tensor and memref values ----*- C++ -*-===//
 
-#ifndef VRAM_ANALYSIS_TENSORSIZE_H
-#define VRAM_ANALYSIS_TENSORSIZE_H
+#ifndef VRAM_DIALECT_ONNX_TENSORSIZE_H
+#define VRAM_DIALECT_ONNX_TENSORSIZE_H
 
 #include "mlir/IR/Types.h"
 #include "mlir/Support/LLVM.h"
@@ -21,4 +21,4 @@ mlir::FailureOr<uint64_t> getTensorByteSize(mlir::Type type);
 
 } // namespace vram
 
-#endif // VRAM_ANALYSIS_TENSORSIZE_H
+#endif // VRAM_DIALECT_ONNX_TENSORSIZE_H

@@ -1,6 +1,6 @@
 //===- TensorSize.cpp - byte sizes of tensor and memref values ------------===//
 
-#include "vram/Analysis/TensorSize.h"
+#include "vram/Dialect/ONNX/TensorSize.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 
 #include "mlir/IR/BuiltinTypes.h"
