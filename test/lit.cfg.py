@@ -32,6 +32,9 @@ if os.path.isdir(config.onnx_testdata_dir):
 # which then fuzzes for a bounded time instead of replaying the corpora.
 if config.vram_libfuzzer:
     config.available_features.add("libfuzzer")
+# Sanitized binaries hold their source file names (for their reports).
+if config.llvm_use_sanitizer:
+    config.available_features.add("sanitizers")
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

@@ -10,6 +10,7 @@
 
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "vram/Dialect/Vram/VramDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -62,7 +63,7 @@ OwningOpRef<ModuleOp> buildTransformer(MLIRContext &context, unsigned layers,
   auto func = func::FuncOp::create(builder, loc, "main",
                                    builder.getFunctionType(argTypes, {act}));
   for (unsigned i = 1; i < argTypes.size(); ++i)
-    func.setArgAttr(i, "vram.param", builder.getStringAttr("trainable"));
+    vram::setParamKind(func, i, vram::ParamKind::Trainable);
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   Value none = vram::ONNXNoValueOp::create(builder, loc);
@@ -135,7 +136,8 @@ int main(int argc, char **argv) {
   if (depths.empty())
     depths = {48, 96, 480, 960, 4800};
   MLIRContext context;
-  context.loadDialect<vram::ONNXDialect, func::FuncDialect>();
+  context
+      .loadDialect<vram::ONNXDialect, vram::VramDialect, func::FuncDialect>();
   context.disableMultithreading();
 
   llvm::outs() << "Memory analysis time, transformer blocks (batch 8, seq "

@@ -5,64 +5,54 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 
 namespace vram {
 
-namespace {
-struct CategoryNames {
-  MemoryCategory category;
-  llvm::StringLiteral key;
-  llvm::StringLiteral title;
-};
-constexpr CategoryNames kCategoryNames[kNumMemoryCategories] = {
-    {MemoryCategory::Parameter, "parameter", "parameters (trainable)"},
-    {MemoryCategory::State, "state", "model state (non-trainable)"},
-    {MemoryCategory::Input, "input", "inputs"},
-    {MemoryCategory::SavedActivation, "saved_activation",
-     "activations saved for backward"},
-    {MemoryCategory::Activation, "activation", "activations (transient)"},
-    {MemoryCategory::Output, "output", "outputs"},
-    {MemoryCategory::Gradient, "gradient", "gradients"},
-    {MemoryCategory::OptimizerState, "optimizer_state", "optimizer state"},
-    {MemoryCategory::Workspace, "workspace", "workspace"},
-};
-} // namespace
-
-StringRef getCategoryKey(MemoryCategory category) {
-  return kCategoryNames[static_cast<unsigned>(category)].key;
-}
-
 StringRef getCategoryTitle(MemoryCategory category) {
-  return kCategoryNames[static_cast<unsigned>(category)].title;
+  switch (category) {
+  case MemoryCategory::Parameter:
+    return "parameters (trainable)";
+  case MemoryCategory::State:
+    return "model state (non-trainable)";
+  case MemoryCategory::Input:
+    return "inputs";
+  case MemoryCategory::SavedActivation:
+    return "activations saved for backward";
+  case MemoryCategory::Activation:
+    return "activations (transient)";
+  case MemoryCategory::Output:
+    return "outputs";
+  case MemoryCategory::Gradient:
+    return "gradients";
+  case MemoryCategory::OptimizerState:
+    return "optimizer state";
+  case MemoryCategory::Workspace:
+    return "workspace";
+  }
+  llvm_unreachable("unknown memory category");
 }
 
-std::optional<MemoryCategory> parseCategoryKey(StringRef key) {
-  for (const CategoryNames &names : kCategoryNames)
-    if (names.key == key)
-      return names.category;
-  return std::nullopt;
-}
-
-bool isBackwardOp(Operation *op) {
-  auto phase = op->getAttrOfType<StringAttr>("vram.phase");
-  return phase && phase.getValue() == "backward";
-}
+bool isBackwardOp(Operation *op) { return getPhase(op) == Phase::Backward; }
 
 MemoryCategory classifyValue(Value value, bool isReturned,
                              bool isReadByBackward) {
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
     if (func && arg.getOwner()->isEntryBlock()) {
-      if (auto param = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                         "vram.param")) {
-        return llvm::StringSwitch<MemoryCategory>(param.getValue())
-            .Case("trainable", MemoryCategory::Parameter)
-            .Case("optimizer_state", MemoryCategory::OptimizerState)
-            .Case("gradient", MemoryCategory::Gradient)
-            .Default(MemoryCategory::State);
+      if (std::optional<ParamKind> kind =
+              getParamKind(func, arg.getArgNumber())) {
+        switch (*kind) {
+        case ParamKind::Trainable:
+          return MemoryCategory::Parameter;
+        case ParamKind::State:
+          return MemoryCategory::State;
+        case ParamKind::OptimizerState:
+          return MemoryCategory::OptimizerState;
+        case ParamKind::Gradient:
+          return MemoryCategory::Gradient;
+        }
       }
     }
     return MemoryCategory::Input;
@@ -70,10 +60,8 @@ MemoryCategory classifyValue(Value value, bool isReturned,
   Operation *producer = value.getDefiningOp();
   if (producer->hasTrait<OpTrait::ConstantLike>())
     return MemoryCategory::State;
-  if (auto category = producer->getAttrOfType<StringAttr>("vram.category"))
-    if (std::optional<MemoryCategory> parsed =
-            parseCategoryKey(category.getValue()))
-      return *parsed;
+  if (std::optional<MemoryCategory> category = getCategory(producer))
+    return *category;
   if (isReturned)
     return MemoryCategory::Output;
   if (isReadByBackward && !isBackwardOp(producer))

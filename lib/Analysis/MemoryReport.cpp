@@ -202,9 +202,9 @@ SmallVector<PhasePeak> computePhasePeaks(const MemoryAnalysis &analysis) {
   std::optional<PhasePeak> peaks[std::size(kPhases)];
   bool tagged = false;
   for (auto [point, op] : llvm::enumerate(analysis.getSchedule())) {
-    auto tag = op->getAttrOfType<StringAttr>("vram.phase");
-    tagged |= bool(tag);
-    StringRef phase = tag ? tag.getValue() : StringRef("forward");
+    std::optional<Phase> tag = getPhase(op);
+    tagged |= tag.has_value();
+    StringRef phase = tag ? stringifyPhase(*tag) : StringRef("forward");
     auto *known = llvm::find(kPhases, phase);
     if (known == std::end(kPhases))
       continue;

@@ -16,6 +16,7 @@
 #include "OperatorVersions.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/ONNX/Patterns.h"
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Support/PackedElements.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -346,8 +347,8 @@ void bindInputValues(onnx::ModelProto &model,
 /// Turns every parameter initializer into a typed graph input, so neither
 /// the checker nor shape inference looks at its data, which may live in an
 /// external file that is absent. Returns what kind of parameter each is.
-llvm::StringMap<std::string> detachParameters(onnx::ModelProto &model,
-                                              const ONNXImportOptions &options) {
+llvm::StringMap<ParamKind> detachParameters(onnx::ModelProto &model,
+                                            const ONNXImportOptions &options) {
   onnx::GraphProto *graph = model.mutable_graph();
   // Running statistics are state, not trainable parameters: ONNX has no
   // flag for that, but BatchNormalization's inputs 3 and 4 say it.
@@ -363,7 +364,7 @@ llvm::StringMap<std::string> detachParameters(onnx::ModelProto &model,
   // Initializers read by some operand that is not a shape operand.
   llvm::StringSet<> readAsData = getValuesReadAsData(*graph);
 
-  llvm::StringMap<std::string> parameters;
+  llvm::StringMap<ParamKind> parameters;
   google::protobuf::RepeatedPtrField<onnx::TensorProto> constants;
   for (auto &init : *graph->mutable_initializer()) {
     if (isInlineConstant(init, options, !readAsData.contains(init.name()))) {
@@ -378,7 +379,8 @@ llvm::StringMap<std::string> detachParameters(onnx::ModelProto &model,
     // inline that feeds only shape operands is state.
     bool trainable = isFloat && !statistics.contains(init.name()) &&
                      readAsData.contains(init.name());
-    parameters[init.name()] = trainable ? "trainable" : "state";
+    parameters[init.name()] =
+        trainable ? ParamKind::Trainable : ParamKind::State;
     if (graphInputs.contains(init.name()))
       continue; // IR version < 4 lists initializers as inputs too.
     onnx::ValueInfoProto *input = graph->add_input();
@@ -520,7 +522,7 @@ struct BatchRebinding {
 class GraphImporter {
 public:
   GraphImporter(MLIRContext *context, llvm::StringRef sourceName,
-                const llvm::StringMap<std::string> &parameters,
+                const llvm::StringMap<ParamKind> &parameters,
                 std::optional<BatchRebinding> rebinding)
       : context(context), builder(context), parameters(parameters),
         rebinding(rebinding),
@@ -571,8 +573,8 @@ private:
 
   MLIRContext *context;
   OpBuilder builder;
-  /// Graph inputs that were parameter initializers: "trainable" or "state".
-  const llvm::StringMap<std::string> &parameters;
+  /// Graph inputs that were parameter initializers: trainable or state.
+  const llvm::StringMap<ParamKind> &parameters;
   std::optional<BatchRebinding> rebinding;
   Location fileLoc;
   llvm::StringMap<Value> values;
@@ -1796,7 +1798,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
     func.setArgAttr(i, "onnx.name", builder.getStringAttr(arg.name));
     auto param = parameters.find(arg.name);
     if (param != parameters.end())
-      func.setArgAttr(i, "vram.param", builder.getStringAttr(param->second));
+      setParamKind(func, i, param->second);
   }
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
@@ -1850,7 +1852,7 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
                                  llvm::StringRef sourceName,
                                  MLIRContext *context,
                                  const ONNXImportOptions &options) {
-  context->loadDialect<ONNXDialect, func::FuncDialect>();
+  context->loadDialect<ONNXDialect, VramDialect, func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(context, sourceName, 0, 0);
   try {
     registerContribSchemas();
@@ -1863,7 +1865,7 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
     std::optional<int64_t> staticBatch =
         bindDynamicDims(model, options, initializerNames);
     warnAboutUnknownFields(model, fileLoc);
-    llvm::StringMap<std::string> parameters = detachParameters(model, options);
+    llvm::StringMap<ParamKind> parameters = detachParameters(model, options);
     int64_t opset = defaultDomainOpset(model);
     if (opset > kNewestKnownOpset)
       fail("model uses opset " + llvm::Twine(opset) +

@@ -36,8 +36,10 @@ static FailureOr<TensorSpec> getTensorSpec(func::FuncOp func, Type type,
   auto nameAttr =
       attrs ? attrs.getAs<StringAttr>("onnx.name") : StringAttr();
   spec.name = nameAttr ? nameAttr.str() : (what + llvm::Twine(index)).str();
-  if (auto param = attrs ? attrs.getAs<StringAttr>("vram.param") : nullptr)
-    spec.paramKind = param.str();
+  if (auto param = attrs
+                       ? attrs.getAs<ParamKindAttr>(VramDialect::kParamAttrName)
+                       : nullptr)
+    spec.paramKind = param.getValue();
   // A value the caller keeps in host memory is passed like any other: the
   // runner's tensors are host arrays.
   if (auto host = dyn_cast<HostTensorType>(type))

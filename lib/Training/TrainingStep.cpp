@@ -29,25 +29,22 @@ using namespace mlir;
 namespace vram {
 namespace {
 
-constexpr llvm::StringLiteral kParamAttr = "vram.param";
-constexpr llvm::StringLiteral kPhaseAttr = "vram.phase";
-constexpr llvm::StringLiteral kCategoryAttr = "vram.category";
 constexpr llvm::StringLiteral kNameAttr = "onnx.name";
 
-/// Tags every op built while it listens with `vram.phase = <phase>` and
+/// Tags every op built while it listens with `vram.phase` and
 /// remembers them (to check what a gradient rule reads).
 class PhaseTagger : public OpBuilder::Listener {
 public:
-  explicit PhaseTagger(StringAttr phase) : phase(phase) {}
+  explicit PhaseTagger(Phase phase) : phase(phase) {}
   void notifyOperationInserted(Operation *op,
                                OpBuilder::InsertPoint) override {
-    op->setAttr(kPhaseAttr, phase);
+    setPhase(op, phase);
     built.push_back(op);
   }
   SmallVector<Operation *> built;
 
 private:
-  StringAttr phase;
+  Phase phase;
 };
 
 bool isHalf(PrecisionKind precision) {
@@ -395,8 +392,7 @@ void markGradient(Value value) {
     Operation *producer = result.getOwner();
     if (!isBackwardOp(producer))
       return;
-    producer->setAttr(kCategoryAttr,
-                      StringAttr::get(producer->getContext(), "gradient"));
+    setCategory(producer, MemoryCategory::Gradient);
     value = getAliasedOperand(result);
   }
 }
@@ -405,8 +401,7 @@ class TrainingStepBuilder {
 public:
   TrainingStepBuilder(func::FuncOp func, const TrainingOptions &options)
       : func(func), options(options), context(func.getContext()),
-        backwardTagger(StringAttr::get(context, "backward")),
-        optimizerTagger(StringAttr::get(context, "optimizer")) {}
+        backwardTagger(Phase::Backward), optimizerTagger(Phase::Optimizer) {}
 
   LogicalResult build();
 
@@ -436,7 +431,7 @@ private:
   Value buildClipScale(OpBuilder &builder,
                        ArrayRef<std::pair<BlockArgument, Value>> finished);
   /// A new argument the step updates in place, with `vram.param = kind`.
-  BlockArgument addStateArgument(StringRef name, Type type, StringRef kind);
+  BlockArgument addStateArgument(StringRef name, Type type, ParamKind kind);
   /// The persistent buffer `param`'s gradients accumulate in.
   BlockArgument getAccumulator(BlockArgument param);
 
@@ -586,7 +581,7 @@ void TrainingStepBuilder::recomputeCheapSavedValues(
         first = use->getOwner();
     OpBuilder builder(first);
     Operation *clone = builder.clone(*op);
-    clone->setAttr(kPhaseAttr, StringAttr::get(context, "backward"));
+    setPhase(clone, Phase::Backward);
     for (OpOperand *use : backwardUses)
       use->set(clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
   }
@@ -623,9 +618,9 @@ void TrainingStepBuilder::keepMasksInsteadOfValues(
         builder.setInsertionPointAfter(last);
         Operation *original = test.getB().getDefiningOp();
         Operation *threshold = builder.clone(*original);
-        threshold->removeAttr(kPhaseAttr);
+        threshold->removeAttr(VramDialect::kPhaseAttrName);
         test->moveAfter(threshold);
-        test->removeAttr(kPhaseAttr);
+        test->removeAttr(VramDialect::kPhaseAttrName);
         test.getBMutable().assign(threshold->getResult(0));
         if (original->use_empty())
           original->erase();
@@ -635,15 +630,14 @@ void TrainingStepBuilder::keepMasksInsteadOfValues(
 }
 
 BlockArgument TrainingStepBuilder::addStateArgument(StringRef name, Type type,
-                                                    StringRef kind) {
+                                                    ParamKind kind) {
   OpBuilder builder(context);
   unsigned index = func.getNumArguments();
-  (void)func.insertArgument(
-      index, type,
-      builder.getDictionaryAttr(
-          {builder.getNamedAttr(kNameAttr, builder.getStringAttr(name)),
-           builder.getNamedAttr(kParamAttr, builder.getStringAttr(kind))}),
-      func.getLoc());
+  (void)func.insertArgument(index, type,
+                            builder.getDictionaryAttr(builder.getNamedAttr(
+                                kNameAttr, builder.getStringAttr(name))),
+                            func.getLoc());
+  setParamKind(func, index, kind);
   return func.getArgument(index);
 }
 
@@ -651,7 +645,7 @@ BlockArgument TrainingStepBuilder::getAccumulator(BlockArgument param) {
   BlockArgument &accumulator = accumulators[param];
   if (!accumulator)
     accumulator = addStateArgument(getValueName(param) + ".grad",
-                                   param.getType(), "gradient");
+                                   param.getType(), ParamKind::Gradient);
   return accumulator;
 }
 
@@ -730,8 +724,7 @@ void TrainingStepBuilder::finishGradients(ArrayRef<BlockArgument> trainable,
           << "parameter '" << getValueName(param)
           << "' does not affect the loss: it gets no update and counts as "
              "model state";
-      func.setArgAttr(param.getArgNumber(), kParamAttr,
-                      StringAttr::get(context, "state"));
+      setParamKind(func, param.getArgNumber(), ParamKind::State);
       continue;
     }
     if (inBackward)
@@ -815,14 +808,16 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
     // Adam's bias correction and accumulation need the step count: one
     // f32 scalar of state, counted in place.
     auto type = RankedTensorType::get({}, builder.getF32Type());
-    BlockArgument step = addStateArgument("step", type, "optimizer_state");
+    BlockArgument step =
+        addStateArgument("step", type, ParamKind::OptimizerState);
     stepCount = IncrementOp::create(
         builder, NameLoc::get(builder.getStringAttr("step")), step);
   }
   SmallVector<Value> inits{param};
   for (StringRef state : UpdateOp::getStateNames(rule))
     inits.push_back(addStateArgument(getValueName(param) + "." + state.str(),
-                                     param.getType(), "optimizer_state"));
+                                     param.getType(),
+                                     ParamKind::OptimizerState));
   if (accumulates)
     inits.push_back(getAccumulator(param));
   // Only the hyperparameters of the rule; the others keep their defaults
@@ -882,20 +877,18 @@ LogicalResult TrainingStepBuilder::build() {
   // Frozen parameters become model state: no gradient, no optimizer state.
   SmallVector<BlockArgument> trainable;
   for (BlockArgument arg : func.getArguments()) {
-    auto param = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                   kParamAttr);
-    if (!param || param.getValue() != "trainable")
+    if (getParamKind(func, arg.getArgNumber()) != ParamKind::Trainable)
       continue;
     if (isFrozen(getValueName(arg), options.frozen)) {
-      func.setArgAttr(arg.getArgNumber(), kParamAttr,
-                      StringAttr::get(context, "state"));
+      setParamKind(func, arg.getArgNumber(), ParamKind::State);
       continue;
     }
     trainable.push_back(arg);
   }
   if (trainable.empty())
-    return func.emitError("vram-train: no trainable parameter (arguments "
-                          "with vram.param = \"trainable\", not frozen)");
+    return func.emitError(
+        "vram-train: no trainable parameter (arguments "
+        "with vram.param = #vram.param<trainable>, not frozen)");
 
   if (isHalf(options.precision)) {
     Type half = (options.precision == PrecisionKind::BF16 ||

@@ -16,7 +16,7 @@
 // CHECK: op 2 onnx.Relu 'relu' live 1152
 // CHECK: op 3 onnx.Softmax 'softmax' live 1152
 func.func @chain(%x: tensor<4x8xf32> {onnx.name = "x"},
-                 %w: tensor<8x16xf32> {onnx.name = "w", vram.param = "trainable"})
+                 %w: tensor<8x16xf32> {onnx.name = "w", vram.param = #vram.param<trainable>})
     -> tensor<4x16xf32> {
   %0 = onnx.MatMul(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32> loc("mm")
   %1 = onnx.Relu(%0) : (tensor<4x16xf32>) -> tensor<4x16xf32> loc("relu")
@@ -112,12 +112,12 @@ func.func @element_sizes(%a: tensor<3xi4> {onnx.name = "a"}, %b: tensor<5xi1> {o
 // CHECK-DAG: buffer fwd saved_activation 64 live [1, 3]
 // CHECK-DAG: buffer unused activation 64 live [2, 2]
 // CHECK-DAG: buffer grad gradient 64 live [3, 4]
-func.func @training(%w: tensor<16xf32> {onnx.name = "w", vram.param = "trainable"},
-                    %m: tensor<16xf32> {onnx.name = "m", vram.param = "optimizer_state"})
+func.func @training(%w: tensor<16xf32> {onnx.name = "w", vram.param = #vram.param<trainable>},
+                    %m: tensor<16xf32> {onnx.name = "m", vram.param = #vram.param<optimizer_state>})
     -> tensor<16xf32> {
   %0 = onnx.Relu(%w) : (tensor<16xf32>) -> tensor<16xf32> loc("fwd")
   %1 = onnx.Neg(%w) : (tensor<16xf32>) -> tensor<16xf32> loc("unused")
-  %2 = onnx.Mul(%0, %m) {vram.phase = "backward", vram.category = "gradient"} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc("grad")
+  %2 = onnx.Mul(%0, %m) {vram.phase = #vram.phase<backward>, vram.category = #vram.category<gradient>} : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc("grad")
   %3 = onnx.Sub(%w, %2) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32> loc("update")
   return %3 : tensor<16xf32>
 }

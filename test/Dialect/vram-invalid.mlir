@@ -132,3 +132,59 @@ func.func @update_gradient_type(%p: tensor<4xf32>, %g: tensor<8xf32>) {
   %r = vram.update sgd %g into %p {learning_rate = 1.0 : f64} : tensor<8xf32> -> tensor<4xf32>
   return
 }
+
+// -----
+
+// The memory analysis' attributes are enums the dialect checks: a typo in a
+// value or a name is an error, not a parameter silently counted as state.
+// expected-error @+2 {{expected ::vram::ParamKind to be one of: trainable, state, optimizer_state, gradient}}
+// expected-error @+1 {{failed to parse Vram_ParamKindAttr parameter 'value'}}
+func.func @param_typo(%w: tensor<4xf32> {vram.param = #vram.param<trainabel>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'vram.param' must be #vram.param<trainable>, <state>, <optimizer_state> or <gradient>}}
+func.func @param_string(%w: tensor<4xf32> {vram.param = "trainable"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 has unknown attribute 'vram.parm' of the vram dialect}}
+func.func @param_name_typo(%w: tensor<4xf32> {vram.parm = #vram.param<trainable>}) {
+  return
+}
+
+// -----
+
+func.func @phase_string(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'vram.phase' must be #vram.phase<backward> or #vram.phase<optimizer>}}
+  %y = onnx.Relu(%x) {vram.phase = "backward"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @category_of_phase(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'vram.category' must be a memory category, e.g. #vram.category<gradient>}}
+  %y = onnx.Relu(%x) {vram.category = #vram.phase<backward>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @param_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'vram.param' belongs on a function argument}}
+  %y = onnx.Relu(%x) {vram.param = #vram.param<state>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @unknown_name(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has unknown attribute 'vram.recomputed' of the vram dialect}}
+  %y = onnx.Relu(%x) {vram.recomputed} : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

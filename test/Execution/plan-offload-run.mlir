@@ -23,16 +23,16 @@
 // CHECK-NOT: vram.recompute
 
 func.func @main(%x: tensor<16x4096xf32> {onnx.name = "x"},
-                %w: tensor<4096x16xf32> {onnx.name = "w", vram.param = "trainable"},
-                %wt: tensor<4096x64xf32> {onnx.name = "wt", vram.param = "trainable"},
-                %w3: tensor<4096x16xf32> {onnx.name = "w3", vram.param = "trainable"})
+                %w: tensor<4096x16xf32> {onnx.name = "w", vram.param = #vram.param<trainable>},
+                %wt: tensor<4096x64xf32> {onnx.name = "wt", vram.param = #vram.param<trainable>},
+                %w3: tensor<4096x16xf32> {onnx.name = "w3", vram.param = #vram.param<trainable>})
     -> tensor<16x16xf32> {
   %a = onnx.MatMul(%x, %w) : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("a")
   %t = onnx.MatMul(%x, %wt) : (tensor<16x4096xf32>, tensor<4096x64xf32>) -> tensor<16x64xf32> loc("t")
   %u = onnx.Neg(%t) : (tensor<16x64xf32>) -> tensor<16x64xf32> loc("u")
   %v = onnx.ReduceMean(%u) {axes = [1], keepdims = 1 : i64} : (tensor<16x64xf32>) -> tensor<16x1xf32> loc("v")
-  %r = onnx.MatMul(%x, %w3) {vram.phase = "backward"} : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("r")
-  %g = onnx.Mul(%r, %a) {vram.phase = "backward"} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("g")
-  %h = onnx.Add(%g, %v) {vram.phase = "backward"} : (tensor<16x16xf32>, tensor<16x1xf32>) -> tensor<16x16xf32> loc("h")
+  %r = onnx.MatMul(%x, %w3) {vram.phase = #vram.phase<backward>} : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("r")
+  %g = onnx.Mul(%r, %a) {vram.phase = #vram.phase<backward>} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("g")
+  %h = onnx.Add(%g, %v) {vram.phase = #vram.phase<backward>} : (tensor<16x16xf32>, tensor<16x1xf32>) -> tensor<16x16xf32> loc("h")
   return %h : tensor<16x16xf32>
 }

@@ -29,7 +29,7 @@
 // CHECK-NEXT: return %[[LOSS]] : memref<f32>
 
 func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"},
-                %w: tensor<3x2xf32> {onnx.name = "W", vram.param = "trainable"})
+                %w: tensor<3x2xf32> {onnx.name = "W", vram.param = #vram.param<trainable>})
     -> tensor<4x2xf32> {
   %0 = onnx.MatMul(%x, %w) : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
   %1 = onnx.Relu(%0) : (tensor<4x2xf32>) -> tensor<4x2xf32>

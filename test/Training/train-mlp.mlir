@@ -6,7 +6,7 @@
 // y only for the mask, so forward computes the mask (1 byte an element)
 // right after y and keeps it instead of y.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: %[[X:.*]]: tensor<4x3xf32> {onnx.name = "x"}, %[[W:.*]]: tensor<3x2xf32> {onnx.name = "W", vram.param = "trainable"}, %[[B:.*]]: tensor<2xf32> {onnx.name = "b", vram.param = "trainable"}, %[[T:.*]]: tensor<4x2xf32> {onnx.name = "labels"})
+// CHECK-SAME: %[[X:.*]]: tensor<4x3xf32> {onnx.name = "x"}, %[[W:.*]]: tensor<3x2xf32> {onnx.name = "W", vram.param = #vram.param<trainable>}, %[[B:.*]]: tensor<2xf32> {onnx.name = "b", vram.param = #vram.param<trainable>}, %[[T:.*]]: tensor<4x2xf32> {onnx.name = "labels"})
 // Results: the loss, then the updated parameters under their own names.
 // CHECK-SAME: -> (tensor<f32> {onnx.name = "loss"}, tensor<3x2xf32> {onnx.name = "W"}, tensor<2xf32> {onnx.name = "b"})
 // CHECK: %[[MM:.*]] = onnx.MatMul(%[[X]], %[[W]])
@@ -17,20 +17,20 @@
 // CHECK: %[[DIFF:.*]] = onnx.Sub(%[[Y]], %[[T]])
 // CHECK: %[[LOSS:.*]] = onnx.ReduceMean({{.*}}) {axes = [0, 1], keepdims = 0 : i64}
 // 2 / (4 x 2 elements) = 0.25
-// CHECK: %[[QUARTER:.*]] = onnx.Constant() {value = dense<2.500000e-01> : tensor<f32>, vram.phase = "backward"}
-// CHECK: %[[DY:.*]] = onnx.Mul(%[[DIFF]], %[[QUARTER]]) {vram.phase = "backward"}
+// CHECK: %[[QUARTER:.*]] = onnx.Constant() {value = dense<2.500000e-01> : tensor<f32>, vram.phase = #vram.phase<backward>}
+// CHECK: %[[DY:.*]] = onnx.Mul(%[[DIFF]], %[[QUARTER]]) {vram.phase = #vram.phase<backward>}
 // CHECK-NOT: onnx.Greater
-// CHECK: %[[DADD:.*]] = onnx.Where(%[[MASK]], %[[DY]], %{{.*}}) {vram.phase = "backward"}
-// CHECK: %[[DB:.*]] = onnx.ReduceSum(%[[DADD]], %{{.*}}) {vram.category = "gradient", vram.phase = "backward"} : (tensor<4x2xf32>, tensor<1xi64>) -> tensor<1x2xf32>
-// CHECK: %[[DBV:.*]] = onnx.Reshape(%[[DB]], %{{.*}}) {vram.category = "gradient", vram.phase = "backward"} : (tensor<1x2xf32>, tensor<1xi64>) -> tensor<2xf32>
-// CHECK: %[[XT:.*]] = onnx.Transpose(%[[X]]) {perm = [1, 0], vram.phase = "backward"}
-// CHECK: %[[DW:.*]] = onnx.MatMul(%[[XT]], %[[DADD]]) {vram.category = "gradient", vram.phase = "backward"} : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+// CHECK: %[[DADD:.*]] = onnx.Where(%[[MASK]], %[[DY]], %{{.*}}) {vram.phase = #vram.phase<backward>}
+// CHECK: %[[DB:.*]] = onnx.ReduceSum(%[[DADD]], %{{.*}}) {vram.category = #vram.category<gradient>, vram.phase = #vram.phase<backward>} : (tensor<4x2xf32>, tensor<1xi64>) -> tensor<1x2xf32>
+// CHECK: %[[DBV:.*]] = onnx.Reshape(%[[DB]], %{{.*}}) {vram.category = #vram.category<gradient>, vram.phase = #vram.phase<backward>} : (tensor<1x2xf32>, tensor<1xi64>) -> tensor<2xf32>
+// CHECK: %[[XT:.*]] = onnx.Transpose(%[[X]]) {perm = [1, 0], vram.phase = #vram.phase<backward>}
+// CHECK: %[[DW:.*]] = onnx.MatMul(%[[XT]], %[[DADD]]) {vram.category = #vram.category<gradient>, vram.phase = #vram.phase<backward>} : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
 // The update writes W in place (one fused op, W's buffer).
-// CHECK: %[[NEWW:.*]] = vram.update sgd %[[DW]] into %[[W]] {learning_rate = 5.000000e-01 : f64, vram.phase = "optimizer"} : tensor<3x2xf32> -> tensor<3x2xf32>
+// CHECK: %[[NEWW:.*]] = vram.update sgd %[[DW]] into %[[W]] {learning_rate = 5.000000e-01 : f64, vram.phase = #vram.phase<optimizer>} : tensor<3x2xf32> -> tensor<3x2xf32>
 // CHECK: return %[[LOSS]], %[[NEWW]], %{{.*}} : tensor<f32>, tensor<3x2xf32>, tensor<2xf32>
 func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"},
-                %w: tensor<3x2xf32> {onnx.name = "W", vram.param = "trainable"},
-                %b: tensor<2xf32> {onnx.name = "b", vram.param = "trainable"})
+                %w: tensor<3x2xf32> {onnx.name = "W", vram.param = #vram.param<trainable>},
+                %b: tensor<2xf32> {onnx.name = "b", vram.param = #vram.param<trainable>})
     -> tensor<4x2xf32> {
   %0 = onnx.MatMul(%x, %w) : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
   %1 = onnx.Add(%0, %b) : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
@@ -45,13 +45,13 @@ func.func @main(%x: tensor<4x3xf32> {onnx.name = "x"},
 // CHECK-LABEL: func.func @main
 // CHECK: %[[H:.*]] = onnx.Mul(%arg0, %arg1)
 // CHECK: %[[S:.*]] = onnx.Add(%[[H]], %[[H]])
-// CHECK: %[[DY:.*]] = onnx.Mul(%{{.*}}, %{{.*}}) {vram.phase = "backward"}
-// CHECK: %[[SUM:.*]] = onnx.Add(%[[DY]], %[[DY]]) {vram.phase = "backward"}
+// CHECK: %[[DY:.*]] = onnx.Mul(%{{.*}}, %{{.*}}) {vram.phase = #vram.phase<backward>}
+// CHECK: %[[SUM:.*]] = onnx.Add(%[[DY]], %[[DY]]) {vram.phase = #vram.phase<backward>}
 // Mul keeps only the factor its wanted gradient reads: x, for d/dw.
-// CHECK: %[[DW:.*]] = onnx.Mul(%[[SUM]], %arg0) {vram.category = "gradient", vram.phase = "backward"}
+// CHECK: %[[DW:.*]] = onnx.Mul(%[[SUM]], %arg0) {vram.category = #vram.category<gradient>, vram.phase = #vram.phase<backward>}
 // CHECK-NOT: onnx.Mul(%[[SUM]], %arg1)
 func.func @main(%x: tensor<2xf32>,
-                %w: tensor<2xf32> {vram.param = "trainable"}) -> tensor<2xf32> {
+                %w: tensor<2xf32> {vram.param = #vram.param<trainable>}) -> tensor<2xf32> {
   %0 = onnx.Mul(%x, %w) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   %1 = onnx.Add(%0, %0) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %1 : tensor<2xf32>
@@ -67,10 +67,10 @@ func.func @main(%x: tensor<2xf32>,
 // CHECK: %[[Y:.*]], %[[MEAN:.*]], %[[VAR:.*]] = onnx.BatchNormalization(%arg0, %arg1, %arg2, %arg3, %arg4) {training_mode = 1 : i64}
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN]], %[[VAR]] :
 func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"},
-                %s: tensor<3xf32> {onnx.name = "bn.weight", vram.param = "trainable"},
-                %b: tensor<3xf32> {onnx.name = "bn.bias", vram.param = "trainable"},
-                %m: tensor<3xf32> {onnx.name = "bn.running_mean", vram.param = "state"},
-                %v: tensor<3xf32> {onnx.name = "bn.running_var", vram.param = "state"})
+                %s: tensor<3xf32> {onnx.name = "bn.weight", vram.param = #vram.param<trainable>},
+                %b: tensor<3xf32> {onnx.name = "bn.bias", vram.param = #vram.param<trainable>},
+                %m: tensor<3xf32> {onnx.name = "bn.running_mean", vram.param = #vram.param<state>},
+                %v: tensor<3xf32> {onnx.name = "bn.running_var", vram.param = #vram.param<state>})
     -> tensor<2x3xf32> {
   %y, %mean, %var = onnx.BatchNormalization(%x, %s, %b, %m, %v) {training_mode = 1 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y : tensor<2x3xf32>
@@ -88,10 +88,10 @@ func.func @main(%x: tensor<2x3xf32> {onnx.name = "x"},
 // CHECK: onnx.Constant() {value = dense<{{\[\[\[\[}}0]]], {{\[\[}}[16]]]]> : tensor<2x1x1x1xi64>}
 // CHECK: onnx.Sub(%[[I]], %{{.*}}) : (tensor<2x1x2x2xi64>, tensor<2x1x2x2xi64>) -> tensor<2x1x2x2xi64>
 // CHECK: %[[K:.*]] = onnx.Cast(%{{.*}}) {to = 3 : i64} : (tensor<2x1x2x2xi64>) -> tensor<2x1x2x2xi8>
-// CHECK: onnx.Cast(%[[K]]) {to = 7 : i64, vram.phase = "backward"} : (tensor<2x1x2x2xi8>) -> tensor<2x1x2x2xi64>
+// CHECK: onnx.Cast(%[[K]]) {to = 7 : i64, vram.phase = #vram.phase<backward>} : (tensor<2x1x2x2xi8>) -> tensor<2x1x2x2xi64>
 // CHECK: onnx.ScatterElements
 func.func @main(%x: tensor<2x1x4x4xf32>,
-                %w: tensor<2x1x4x4xf32> {vram.param = "trainable"}) -> tensor<2x1x2x2xf32> {
+                %w: tensor<2x1x4x4xf32> {vram.param = #vram.param<trainable>}) -> tensor<2x1x2x2xf32> {
   %0 = onnx.Mul(%x, %w) : (tensor<2x1x4x4xf32>, tensor<2x1x4x4xf32>) -> tensor<2x1x4x4xf32>
   %y, %i = onnx.MaxPool(%0) {kernel_shape = [2, 2], strides = [2, 2]} : (tensor<2x1x4x4xf32>) -> (tensor<2x1x2x2xf32>, none)
   return %y : tensor<2x1x2x2xf32>
@@ -104,9 +104,9 @@ func.func @main(%x: tensor<2x1x4x4xf32>,
 // CHECK-LABEL: func.func @main
 // CHECK: %[[Y:.*]], %[[I:.*]] = onnx.MaxPool
 // CHECK-NOT: xi8>
-// CHECK: onnx.Reshape(%[[I]], %{{.*}}) {vram.phase = "backward"} : (tensor<1x1x4x4xi64>, tensor<1xi64>) -> tensor<16xi64>
+// CHECK: onnx.Reshape(%[[I]], %{{.*}}) {vram.phase = #vram.phase<backward>} : (tensor<1x1x4x4xi64>, tensor<1xi64>) -> tensor<16xi64>
 func.func @main(%x: tensor<1x1x5x6xf32>,
-                %w: tensor<1x1x5x6xf32> {vram.param = "trainable"}) -> tensor<1x1x4x4xf32> {
+                %w: tensor<1x1x5x6xf32> {vram.param = #vram.param<trainable>}) -> tensor<1x1x4x4xf32> {
   %0 = onnx.Mul(%x, %w) : (tensor<1x1x5x6xf32>, tensor<1x1x5x6xf32>) -> tensor<1x1x5x6xf32>
   %y, %i = onnx.MaxPool(%0) {kernel_shape = [2, 2], dilations = [1, 2]} : (tensor<1x1x5x6xf32>) -> (tensor<1x1x4x4xf32>, none)
   return %y : tensor<1x1x4x4xf32>

@@ -30,8 +30,8 @@ func.func @train_step(%x: tensor<256xf32>) -> tensor<256xf32> {
   %a = onnx.Relu(%x) : (tensor<256xf32>) -> tensor<256xf32>
   %b = onnx.Exp(%a) : (tensor<256xf32>) -> tensor<256xf32>
   %c = onnx.Neg(%b) : (tensor<256xf32>) -> tensor<256xf32>
-  %d = onnx.Mul(%c, %b) {vram.phase = "backward"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
-  %e = onnx.Mul(%d, %a) {vram.phase = "backward"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
+  %d = onnx.Mul(%c, %b) {vram.phase = #vram.phase<backward>} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
+  %e = onnx.Mul(%d, %a) {vram.phase = #vram.phase<backward>} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32>
   return %e : tensor<256xf32>
 }
 

@@ -53,7 +53,7 @@ func.func @train_step(%x: tensor<256xf32> {onnx.name = "x"}) -> tensor<256xf32> 
   %a = onnx.Relu(%x) : (tensor<256xf32>) -> tensor<256xf32> loc("relu")
   %b = onnx.Exp(%a) : (tensor<256xf32>) -> tensor<256xf32> loc("exp")
   %c = onnx.Neg(%b) : (tensor<256xf32>) -> tensor<256xf32> loc("neg")
-  %d = onnx.Mul(%c, %b) {vram.phase = "backward"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32> loc("grad_exp")
-  %e = onnx.Mul(%d, %a) {vram.phase = "backward"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32> loc("grad_relu")
+  %d = onnx.Mul(%c, %b) {vram.phase = #vram.phase<backward>} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32> loc("grad_exp")
+  %e = onnx.Mul(%d, %a) {vram.phase = #vram.phase<backward>} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32> loc("grad_relu")
   return %e : tensor<256xf32>
 }

@@ -32,16 +32,16 @@
 // NOLINK-NEXT:   layer enc/layer1: kept 0 B, recomputed 1,024 B, offloaded 0 B
 // NOLINK-NEXT:     /enc/layer1/MatMul: 1,024 B saved_activation, recomputed 1x: 157 ns to rebuild (offload disabled)
 func.func @main(%x: tensor<16x4096xf32> {onnx.name = "x"},
-                %w: tensor<4096x16xf32> {onnx.name = "w", vram.param = "trainable"},
-                %wt: tensor<4096x64xf32> {onnx.name = "wt", vram.param = "trainable"},
-                %w3: tensor<4096x16xf32> {onnx.name = "w3", vram.param = "trainable"})
+                %w: tensor<4096x16xf32> {onnx.name = "w", vram.param = #vram.param<trainable>},
+                %wt: tensor<4096x64xf32> {onnx.name = "wt", vram.param = #vram.param<trainable>},
+                %w3: tensor<4096x16xf32> {onnx.name = "w3", vram.param = #vram.param<trainable>})
     -> tensor<16x16xf32> {
   %a = onnx.MatMul(%x, %w) : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("/enc/layer1/MatMul")
   %t = onnx.MatMul(%x, %wt) : (tensor<16x4096xf32>, tensor<4096x64xf32>) -> tensor<16x64xf32> loc("/enc/layer2/MatMul")
   %u = onnx.Neg(%t) : (tensor<16x64xf32>) -> tensor<16x64xf32> loc("/enc/layer2/Neg")
   %v = onnx.ReduceMean(%u) {axes = [1], keepdims = 1 : i64} : (tensor<16x64xf32>) -> tensor<16x1xf32> loc("/enc/layer2/ReduceMean")
-  %r = onnx.MatMul(%x, %w3) {vram.phase = "backward"} : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("/dec/layer1/MatMul")
-  %g = onnx.Mul(%r, %a) {vram.phase = "backward"} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("/dec/layer1/Mul")
-  %h = onnx.Add(%g, %v) {vram.phase = "backward"} : (tensor<16x16xf32>, tensor<16x1xf32>) -> tensor<16x16xf32> loc("/dec/out/Add")
+  %r = onnx.MatMul(%x, %w3) {vram.phase = #vram.phase<backward>} : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("/dec/layer1/MatMul")
+  %g = onnx.Mul(%r, %a) {vram.phase = #vram.phase<backward>} : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32> loc("/dec/layer1/Mul")
+  %h = onnx.Add(%g, %v) {vram.phase = #vram.phase<backward>} : (tensor<16x16xf32>, tensor<16x1xf32>) -> tensor<16x16xf32> loc("/dec/out/Add")
   return %h : tensor<16x16xf32>
 }

@@ -31,9 +31,9 @@
 // CHECK-NEXT: %[[AV2:.*]] = onnx.Reshape(%[[A2]], %[[SHAPE]]) {vram.recompute}
 // CHECK-NEXT: onnx.Mul(%[[RV]], %[[AV2]])
 func.func @view_of_recomputed(%x: tensor<16x4096xf32> {onnx.name = "x"},
-                              %w: tensor<4096x16xf32> {onnx.name = "w", vram.param = "trainable"},
-                              %wt: tensor<4096x64xf32> {onnx.name = "wt", vram.param = "trainable"},
-                              %w3: tensor<4096x16xf32> {onnx.name = "w3", vram.param = "trainable"})
+                              %w: tensor<4096x16xf32> {onnx.name = "w", vram.param = #vram.param<trainable>},
+                              %wt: tensor<4096x64xf32> {onnx.name = "wt", vram.param = #vram.param<trainable>},
+                              %w3: tensor<4096x16xf32> {onnx.name = "w3", vram.param = #vram.param<trainable>})
     -> (tensor<256xf32>, tensor<16x1xf32>) {
   %shape = onnx.Constant() {value = dense<[256]> : tensor<1xi64>} : () -> tensor<1xi64> loc("shape")
   %a = onnx.MatMul(%x, %w) : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("a")
@@ -41,8 +41,8 @@ func.func @view_of_recomputed(%x: tensor<16x4096xf32> {onnx.name = "x"},
   %t = onnx.MatMul(%x, %wt) : (tensor<16x4096xf32>, tensor<4096x64xf32>) -> tensor<16x64xf32> loc("t")
   %u = onnx.Neg(%t) : (tensor<16x64xf32>) -> tensor<16x64xf32> loc("u")
   %v = onnx.ReduceMean(%u) {axes = [1], keepdims = 1 : i64} : (tensor<16x64xf32>) -> tensor<16x1xf32> loc("v")
-  %r = onnx.MatMul(%x, %w3) {vram.phase = "backward"} : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("r")
-  %rv = onnx.Reshape(%r, %shape) {vram.phase = "backward"} : (tensor<16x16xf32>, tensor<1xi64>) -> tensor<256xf32> loc("rv")
-  %g = onnx.Mul(%rv, %av) {vram.phase = "backward"} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32> loc("g")
+  %r = onnx.MatMul(%x, %w3) {vram.phase = #vram.phase<backward>} : (tensor<16x4096xf32>, tensor<4096x16xf32>) -> tensor<16x16xf32> loc("r")
+  %rv = onnx.Reshape(%r, %shape) {vram.phase = #vram.phase<backward>} : (tensor<16x16xf32>, tensor<1xi64>) -> tensor<256xf32> loc("rv")
+  %g = onnx.Mul(%rv, %av) {vram.phase = #vram.phase<backward>} : (tensor<256xf32>, tensor<256xf32>) -> tensor<256xf32> loc("g")
   return %g, %v : tensor<256xf32>, tensor<16x1xf32>
 }

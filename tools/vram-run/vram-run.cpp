@@ -142,7 +142,7 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context) {
 }
 
 /// The generated-value range of an argument (docs/execution.md) by its role
-/// in the model as imported (`vram.param`, empty for data inputs), so a
+/// in the model as imported (`vram.param`, none for data inputs), so a
 /// parameter gets the same values whether a training step freezes it or
 /// not: data inputs [-1, 1]; trainable tensors of rank >= 2 LeCun-uniform
 /// bounds sqrt(3 / fan_in), fan_in = elements / leading dim, so activations
@@ -150,10 +150,11 @@ static OwningOpRef<ModuleOp> loadModule(MLIRContext &context) {
 /// [-1, 1]; state (running statistics) [0.5, 1.5], positive so a variance is
 /// valid.
 static std::pair<double, double>
-getGeneratedRange(llvm::StringRef importedKind, ArrayRef<int64_t> shape) {
-  if (importedKind == "state")
+getGeneratedRange(std::optional<ParamKind> importedKind,
+                  ArrayRef<int64_t> shape) {
+  if (importedKind == ParamKind::State)
     return {0.5, 1.5};
-  if (importedKind.empty() || shape.size() < 2 || shape[0] == 0)
+  if (!importedKind || shape.size() < 2 || shape[0] == 0)
     return {-1.0, 1.0};
   int64_t fanIn = 1;
   for (int64_t dim : llvm::drop_begin(shape))
@@ -187,7 +188,7 @@ readNumberedTensors(llvm::StringRef dir, llvm::StringRef prefix) {
 /// importer made constants have no argument, and their files are skipped.
 static FailureOr<SmallVector<HostTensor>>
 buildArguments(const FunctionSignature &signature,
-               const llvm::StringMap<std::string> &importedKinds) {
+               const llvm::StringMap<std::optional<ParamKind>> &importedKinds) {
   std::optional<SmallVector<HostTensor>> inputs;
   if (!inputsDir.empty()) {
     auto read = readNumberedTensors(inputsDir, "input");
@@ -228,7 +229,7 @@ buildArguments(const FunctionSignature &signature,
   unsigned dataIndex = 0, generatedParams = 0, params = 0;
   std::string missingReason;
   for (auto [index, spec] : llvm::enumerate(signature.arguments)) {
-    if (spec.paramKind.empty()) {
+    if (!spec.paramKind) {
       ++dataIndex;
       size_t position = nextFile();
       if (inputs) {
@@ -295,7 +296,8 @@ buildArguments(const FunctionSignature &signature,
     HostTensor tensor(spec.kind, spec.shape);
     // Optimizer state starts at zero, as a fresh optimizer's does (step 0,
     // no momentum, no moments), and so do accumulated gradients.
-    if (spec.paramKind == "optimizer_state" || spec.paramKind == "gradient") {
+    if (spec.paramKind == ParamKind::OptimizerState ||
+        spec.paramKind == ParamKind::Gradient) {
       arguments.push_back(std::move(tensor));
       continue;
     }
@@ -412,10 +414,9 @@ static void feedBackState(const FunctionSignature &signature,
 /// parameter becomes a trainable one, so a test model needs no weights.
 static void differentiateDataInputs(func::FuncOp main) {
   for (BlockArgument arg : main.getArguments())
-    if (!main.getArgAttr(arg.getArgNumber(), "vram.param") &&
+    if (!getParamKind(main, arg.getArgNumber()) &&
         isa<FloatType>(getElementTypeOrSelf(arg.getType())))
-      main.setArgAttr(arg.getArgNumber(), "vram.param",
-                      StringAttr::get(main.getContext(), "trainable"));
+      setParamKind(main, arg.getArgNumber(), ParamKind::Trainable);
 }
 
 /// --gradcheck: one line per parameter; fails when any is out of tolerance.
@@ -483,7 +484,7 @@ int main(int argc, char **argv) {
   if (failed(signature))
     return 1;
   // The role of every argument before a training step rewrites them.
-  llvm::StringMap<std::string> importedKinds;
+  llvm::StringMap<std::optional<ParamKind>> importedKinds;
   for (const TensorSpec &spec : signature->arguments)
     importedKinds[spec.name] = spec.paramKind;
   if (trainOptions.getNumOccurrences()) {

@@ -1,19 +1,21 @@
 //===- MemoryCategory.h - what each byte of a program is for ----*- C++ -*-===//
 //
-// Categories come from attributes set by the importer and by later passes,
-// never from value names:
-//   function argument `vram.param`: "trainable" | "state" | "optimizer_state"
-//   | "gradient" (accumulated across micro-batches)
+// Categories (vram::MemoryCategory, the vram dialect's enum) come from
+// attributes set by the importer and by later passes, never from value
+// names:
+//   function argument `vram.param`: trainable | state | optimizer_state
+//   | gradient (accumulated across micro-batches)
 //   (absent: a program input); constants (ConstantLike ops) are state;
-//   op attribute `vram.category`: the category of all its results
-//   ("gradient", "optimizer_state", "parameter", "workspace", ...);
-//   op attribute `vram.phase = "backward"`: the op belongs to the backward
-//   pass, so forward values it reads are saved for backward.
+//   op attribute `vram.category`: the category of all its results;
+//   op attribute `vram.phase = #vram.phase<backward>`: the op belongs to the
+//   backward pass, so forward values it reads are saved for backward.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef VRAM_ANALYSIS_MEMORYCATEGORY_H
 #define VRAM_ANALYSIS_MEMORYCATEGORY_H
+
+#include "vram/Dialect/Vram/VramDialect.h"
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/StringRef.h"
@@ -23,33 +25,26 @@
 
 namespace vram {
 
-enum class MemoryCategory : unsigned {
-  Parameter,       // trainable weights
-  State,           // non-trainable model data: BatchNorm statistics, constants
-  Input,           // program inputs (the batch)
-  SavedActivation, // forward values kept for the backward pass
-  Activation,      // transient intermediate values
-  Output,          // values the program returns
-  Gradient,        // gradients of parameters
-  OptimizerState,  // momentum, Adam moments, fp32 master weights
-  Workspace,       // kernel scratch memory
-};
 constexpr unsigned kNumMemoryCategories = 9;
+static_assert(kNumMemoryCategories == getMaxEnumValForMemoryCategory() + 1,
+              "one entry per vram::MemoryCategory");
 
 /// Bytes per category.
 using CategoryBytes = std::array<uint64_t, kNumMemoryCategories>;
 
-/// Stable lower-case identifier ("saved_activation"), used in JSON and HTML.
-llvm::StringRef getCategoryKey(MemoryCategory category);
+/// Stable lower-case identifier ("saved_activation"), used in JSON and HTML
+/// and in `#vram.category<...>`.
+inline llvm::StringRef getCategoryKey(MemoryCategory category) {
+  return stringifyMemoryCategory(category);
+}
 /// Human-readable name ("activations saved for backward").
 llvm::StringRef getCategoryTitle(MemoryCategory category);
-std::optional<MemoryCategory> parseCategoryKey(llvm::StringRef key);
 
 inline MemoryCategory categoryAt(unsigned index) {
   return static_cast<MemoryCategory>(index);
 }
 
-/// Whether `op` belongs to the backward pass (`vram.phase = "backward"`).
+/// Whether `op` belongs to the backward pass (`#vram.phase<backward>`).
 bool isBackwardOp(mlir::Operation *op);
 
 /// The category of the buffer `value` allocates, from the attributes above.

@@ -86,7 +86,8 @@ struct MemoryGroups {
 MemoryGroups groupCategories(const CategoryBytes &bytes);
 
 /// The peak of one phase of a training step: the ops tagged
-/// `vram.phase = "backward"` or `"optimizer"`, and the others (forward).
+/// `#vram.phase<backward>` or `#vram.phase<optimizer>`, and the others
+/// (forward).
 struct PhasePeak {
   llvm::StringRef phase;
   uint64_t bytes = 0;

@@ -10,6 +10,7 @@
 #ifndef VRAM_RUNNER_JITRUNNER_H
 #define VRAM_RUNNER_JITRUNNER_H
 
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Runner/HostTensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -26,8 +27,8 @@ struct TensorSpec {
   std::string name;
   ElementKind kind;
   llvm::SmallVector<int64_t> shape;
-  /// `vram.param` ("trainable", "state"); empty for data inputs.
-  std::string paramKind;
+  /// `vram.param`; std::nullopt for data inputs.
+  std::optional<ParamKind> paramKind;
 
   std::string getTypeString() const;
 };

@@ -187,10 +187,10 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
                 "forward, loss, backward, optimizer update";
   let description = [{
     Differentiates @main (reverse mode, through GradientOpInterface) with
-    respect to its `vram.param = "trainable"` arguments and appends the loss,
-    the backward pass (ops tagged `vram.phase = "backward"`; the gradients of
-    parameters `vram.category = "gradient"`) and the optimizer update. The
-    labels and the optimizer state (`vram.param = "optimizer_state"`) become
+    respect to its `vram.param = #vram.param<trainable>` arguments and appends the loss,
+    the backward pass (ops tagged `vram.phase = #vram.phase<backward>`; the gradients of
+    parameters `vram.category = #vram.category<gradient>`) and the optimizer update. The
+    labels and the optimizer state (`vram.param = #vram.param<optimizer_state>`) become
     arguments; the loss, the updated parameters and the updated state are
     returned. Each parameter is updated in place by one `vram.update`, so a
     returned parameter or state tensor is its argument's buffer. See
@@ -236,7 +236,7 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
            "or in-backward (each as soon as its gradient is final)">,
     Option<"accumulate", "accumulate", "int64_t", /*default=*/"1",
            "micro-batches per optimizer step: each step adds its gradients "
-           "to a persistent buffer (vram.param = \"gradient\"), and every "
+           "to a persistent buffer (#vram.param<gradient>), and every "
            "accumulate-th step updates with their mean and clears it">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "clip the gradients to this global L2 norm before the update "

@@ -45,14 +45,18 @@ HostTensorType::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-/// The other `vram.*` attributes (vram.param, vram.phase, vram.category)
-/// belong to the memory analysis and are checked where they are read.
 LogicalResult VramDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto expect = [&](bool valid, StringRef expected) -> LogicalResult {
+    if (valid)
+      return success();
+    return op->emitOpError() << "'" << name << "' must be " << expected;
+  };
   if (name == kRecomputeAttrName) {
-    if (!isa<UnitAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << name << "' must be a unit attribute";
+    if (!isa<UnitAttr>(value))
+      return expect(false, "a unit attribute");
     // Repeating an op is only the same computation when it has no effects;
     // a clone of an op that writes memory would write twice.
     if (op->getNumResults() == 0 || !isMemoryEffectFree(op))
@@ -62,15 +66,86 @@ LogicalResult VramDialect::verifyOperationAttribute(Operation *op,
                 "recomputed";
     return success();
   }
-  if ((name == kPlanAttrName || name == kUnmetBudgetAttrName) &&
-      !isa<DictionaryAttr>(attr.getValue()))
-    return op->emitOpError() << "'" << name << "' must be a dictionary";
+  if (name == kPlanAttrName || name == kUnmetBudgetAttrName)
+    return expect(isa<DictionaryAttr>(value), "a dictionary");
   if (name == kBudgetAttrName || name == kPlannedPeakAttrName ||
       name == kLoweredPeakAttrName) {
-    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
-    if (!bytes || bytes.getValue().isNegative())
-      return op->emitOpError()
-             << "'" << name << "' must be a non-negative integer (bytes)";
+    auto bytes = dyn_cast<IntegerAttr>(value);
+    return expect(bytes && !bytes.getValue().isNegative(),
+                  "a non-negative integer (bytes)");
   }
+  if (name == kResultsInArgumentsAttrName)
+    return expect(isa<DenseI64ArrayAttr>(value), "an array of i64");
+  if (name == kPhaseAttrName)
+    return expect(isa<PhaseAttr>(value), "#vram.phase<backward> or "
+                                         "#vram.phase<optimizer>");
+  if (name == kCategoryAttrName)
+    return expect(isa<MemoryCategoryAttr>(value), "a memory category, e.g. "
+                                                  "#vram.category<gradient>");
+  if (name == kParamAttrName)
+    return op->emitOpError()
+           << "'" << name << "' belongs on a function argument";
+  // A misspelt name would silently lose what the attribute says.
+  return op->emitOpError() << "has unknown attribute '" << name
+                           << "' of the vram dialect";
+}
+
+LogicalResult VramDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != kParamAttrName)
+    return op->emitOpError()
+           << "argument " << argIndex << " has unknown attribute '" << name
+           << "' of the vram dialect";
+  if (!isa<ParamKindAttr>(attr.getValue()))
+    return op->emitOpError() << "argument " << argIndex << ": '" << name
+                             << "' must be #vram.param<trainable>, <state>, "
+                                "<optimizer_state> or <gradient>";
   return success();
+}
+
+std::optional<ParamKind> vram::getParamKind(FunctionOpInterface func,
+                                            unsigned argument) {
+  if (auto kind = func.getArgAttrOfType<ParamKindAttr>(
+          argument, VramDialect::kParamAttrName))
+    return kind.getValue();
+  return std::nullopt;
+}
+
+/// The dialect, loaded: its attributes can be built in a context that
+/// only registered it (a program parsed without vram ops).
+static MLIRContext *withVramDialect(Operation *op) {
+  op->getContext()->getOrLoadDialect<VramDialect>();
+  return op->getContext();
+}
+
+void vram::setParamKind(FunctionOpInterface func, unsigned argument,
+                        ParamKind kind) {
+  func.setArgAttr(argument, VramDialect::kParamAttrName,
+                  ParamKindAttr::get(withVramDialect(func), kind));
+}
+
+std::optional<Phase> vram::getPhase(Operation *op) {
+  if (auto phase = op->getAttrOfType<PhaseAttr>(VramDialect::kPhaseAttrName))
+    return phase.getValue();
+  return std::nullopt;
+}
+
+void vram::setPhase(Operation *op, Phase phase) {
+  op->setAttr(VramDialect::kPhaseAttrName,
+              PhaseAttr::get(withVramDialect(op), phase));
+}
+
+std::optional<MemoryCategory> vram::getCategory(Operation *op) {
+  if (auto category =
+          op->getAttrOfType<MemoryCategoryAttr>(VramDialect::kCategoryAttrName))
+    return category.getValue();
+  return std::nullopt;
+}
+
+void vram::setCategory(Operation *op, MemoryCategory category) {
+  op->setAttr(VramDialect::kCategoryAttrName,
+              MemoryCategoryAttr::get(withVramDialect(op), category));
 }

@@ -29,12 +29,17 @@ def Vram_Dialect : Dialect {
     The dialect also owns the discardable attributes `vram.budget` and
     `vram.planned_peak` (integers, bytes) that `--vram-plan` puts on the
     function it planned, and `vram.lowered_peak` that
-    `--vram-fit-plan-to-arena` adds.
+    `--vram-fit-plan-to-arena` adds; and the ones the memory analysis reads:
+    `vram.param` on function arguments (`#vram.param<trainable>`, ...),
+    `vram.phase` (`#vram.phase<backward>`) and `vram.category`
+    (`#vram.category<gradient>`) on ops. Any other `vram.*` attribute, or
+    one of these with a value of the wrong kind, is a verifier error.
   }];
   let cppNamespace = "::vram";
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Marks an op that repeats an earlier computation to save memory.
     static constexpr llvm::StringLiteral kRecomputeAttrName = "vram.recompute";
@@ -61,6 +66,12 @@ def Vram_Dialect : Dialect {
     /// dropped: per original result, the argument holding it, or -1.
     static constexpr llvm::StringLiteral kResultsInArgumentsAttrName =
         "vram.results_in_arguments";
+    /// ParamKindAttr of a function argument.
+    static constexpr llvm::StringLiteral kParamAttrName = "vram.param";
+    /// PhaseAttr of a training step's backward and optimizer ops.
+    static constexpr llvm::StringLiteral kPhaseAttrName = "vram.phase";
+    /// MemoryCategoryAttr of an op: the category of its results.
+    static constexpr llvm::StringLiteral kCategoryAttrName = "vram.category";
   }];
 }
 

@@ -59,6 +59,60 @@ def Vram_PrefetchOp : Vram_Op<"prefetch"> {
 }
 
 //===----------------------------------------------------------------------===//
+// What a value is for: the attributes the memory analysis reads
+//===----------------------------------------------------------------------===//
+
+// `vram.param = #vram.param<trainable>` on a function argument: what the
+// argument holds from one step to the next. Set by the importer (an
+// initializer) and by vram-train.
+def Vram_ParamKind : I32EnumAttr<"ParamKind",
+    "what a function argument holds across steps", [
+    I32EnumAttrCase<"Trainable", 0, "trainable">,
+    I32EnumAttrCase<"State", 1, "state">,
+    I32EnumAttrCase<"OptimizerState", 2, "optimizer_state">,
+    I32EnumAttrCase<"Gradient", 3, "gradient">]> {
+  let cppNamespace = "::vram";
+  let genSpecializedAttr = 0;
+}
+def Vram_ParamKindAttr : EnumAttr<Vram_Dialect, Vram_ParamKind, "param"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+// `vram.phase = #vram.phase<backward>` on an op of a training step's
+// backward pass or optimizer update; forward ops have none.
+def Vram_Phase : I32EnumAttr<"Phase", "the part of a training step an op is", [
+    I32EnumAttrCase<"Backward", 0, "backward">,
+    I32EnumAttrCase<"Optimizer", 1, "optimizer">]> {
+  let cppNamespace = "::vram";
+  let genSpecializedAttr = 0;
+}
+def Vram_PhaseAttr : EnumAttr<Vram_Dialect, Vram_Phase, "phase"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+// The categories of the memory analysis and its reports;
+// `vram.category = #vram.category<gradient>` on an op sets the category of
+// all its results.
+def Vram_MemoryCategory : I32EnumAttr<"MemoryCategory",
+    "what the bytes of a buffer are for", [
+    I32EnumAttrCase<"Parameter", 0, "parameter">,
+    I32EnumAttrCase<"State", 1, "state">,
+    I32EnumAttrCase<"Input", 2, "input">,
+    I32EnumAttrCase<"SavedActivation", 3, "saved_activation">,
+    I32EnumAttrCase<"Activation", 4, "activation">,
+    I32EnumAttrCase<"Output", 5, "output">,
+    I32EnumAttrCase<"Gradient", 6, "gradient">,
+    I32EnumAttrCase<"OptimizerState", 7, "optimizer_state">,
+    I32EnumAttrCase<"Workspace", 8, "workspace">]> {
+  let cppNamespace = "::vram";
+  let genSpecializedAttr = 0;
+}
+def Vram_MemoryCategoryAttr :
+    EnumAttr<Vram_Dialect, Vram_MemoryCategory, "category"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizer updates
 //===----------------------------------------------------------------------===//
 
