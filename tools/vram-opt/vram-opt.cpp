@@ -240,6 +240,18 @@ importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
   return llvm::MemoryBuffer::getMemBufferCopy(text, path);
 }
 
+/// Adds vram-train with --train's options (the pass's own option string).
+static LogicalResult addTrainPass(OpPassManager &pm) {
+  std::unique_ptr<Pass> trainPass = vram::createTrainPass();
+  if (failed(trainPass->initializeOptions(train, [](const llvm::Twine &msg) {
+        llvm::errs() << "error: --train: " << msg << "\n";
+        return failure();
+      })))
+    return failure();
+  pm.addPass(std::move(trainPass));
+  return success();
+}
+
 /// What --max-batch evaluates at one batch: `path` imported at `batch`
 /// into `context`, as the training step when --train asks for it. Errors
 /// are reported.
@@ -252,9 +264,7 @@ static OwningOpRef<ModuleOp> importStepAtBatch(llvm::StringRef path,
   if (!module || !train.getNumOccurrences())
     return module;
   PassManager pm(&context);
-  if (failed(parsePassPipeline("vram-train{" + train.getValue() + "}", pm,
-                               llvm::errs())) ||
-      failed(pm.run(*module)))
+  if (failed(addTrainPass(pm)) || failed(pm.run(*module)))
     return nullptr;
   return module;
 }
@@ -526,29 +536,23 @@ int main(int argc, char **argv) {
     }
   }
 
-  // Steps the flags add after the command line's own pipeline: build the
-  // training step, plan it under the budget (and verify the plan), report.
-  SmallVector<std::string> steps;
-  if (train.getNumOccurrences())
-    steps.push_back("vram-train{" + train.getValue() + "}");
-  bool wantsPlan = wantsPlanning();
-  if (wantsPlan) {
+  // Steps the flags add before the command line's own pipeline: build the
+  // training step, plan it under the budget (and verify the plan); after
+  // it, report or lower.
+  bool buildsStep = train.getNumOccurrences();
+  // vram-plan and vram-verify-plan, re-planned until the lowered program's
+  // arena fits too.
+  std::optional<vram::FitPlanToArenaPassOptions> fitOptions;
+  if (wantsPlanning()) {
+    fitOptions.emplace();
     // The plan's summary goes with the IR, not into a lowered artifact.
-    bool printPlan = !wantsReport && emit == EmitKind::MLIR;
-    std::string planOptions =
-        "print-plan=" + std::string(printPlan ? "true" : "false");
-    // In bytes: the pipeline string would split "1 GB" at its space.
+    fitOptions->printPlan = !wantsReport && emit == EmitKind::MLIR;
     if (!budget.empty())
-      planOptions += " budget=" + std::to_string(*budgetBytes);
+      fitOptions->budget = std::to_string(*budgetBytes);
     if (!device.empty())
-      planOptions += " device=" + device;
-    if (*overheadCap >= 0)
-      planOptions += " max-overhead=" + std::to_string(*overheadCap);
-    if (!arenaCheck)
-      planOptions += " check-arena=false";
-    // vram-plan and vram-verify-plan, re-planned until the lowered
-    // program's arena fits too.
-    steps.push_back("vram-fit-plan-to-arena{" + planOptions + "}");
+      fitOptions->device = device;
+    fitOptions->maxOverhead = *overheadCap;
+    fitOptions->checkArena = arenaCheck;
   }
   // One pipeline: the flags' steps build the program (the training step,
   // planned), the command line's passes transform it, then --emit lowers it
@@ -568,15 +572,15 @@ int main(int argc, char **argv) {
   // the passes' errors print as the import's do, not as `file:0:0:`.
   bool importedModel = vram::isONNXFileName(inputFilename);
   config.setPassPipelineSetupFn(
-      [cliConfig, steps, binaryFile, reportOptions,
+      [cliConfig, buildsStep, fitOptions, binaryFile, reportOptions,
        importedModel](PassManager &pm) -> LogicalResult {
         if (importedModel)
           pm.getContext()->getDiagEngine().registerHandler(
               vram::NodeDiagnosticPrinter::handle);
-        if (!steps.empty() &&
-            failed(parsePassPipeline(llvm::join(steps, ","), pm,
-                                     llvm::errs())))
+        if (buildsStep && failed(addTrainPass(pm)))
           return failure();
+        if (fitOptions)
+          pm.addPass(vram::createFitPlanToArenaPass(*fitOptions));
         if (failed(cliConfig.setupPassPipeline(pm)))
           return failure();
         if (reportOptions) {
