@@ -193,7 +193,7 @@ static int64_t intAttrAt(Operation *op, StringRef name, size_t index,
 }
 
 /// Bytes of the temporaries the linalg lowering allocates for a convolution
-/// (lib/Conversion/ONNXToLinalg/ConvPool.cpp), which live while it runs:
+/// (lib/Conversion/ONNXToLinalg/Conv.cpp), which live while it runs:
 /// Conv convolves a zero-padded copy of X (none without padding);
 /// ConvTranspose a zero-spread, padded copy of X with a flipped copy of W.
 /// For a weight gradient (X^T with the batch as channels, dY as kernel) the

@@ -18,7 +18,7 @@ struct OperatorHistory {
 /// scripts/make_node_tests.py checks this table against the installed onnx).
 /// Versions from opset 19 on that only widen type constraints (float8,
 /// int4, ...) keep the operator's meaning; the importer maps the versions
-/// that changed a signature (ONNXImporter.cpp, normalizeToCanonical).
+/// that changed a signature (NodeNormalization.cpp, normalizeToCanonical).
 static const OperatorHistory kHistories[] = {
     {"Add", {1, 6, 7, 13, 14}},
     {"AveragePool", {1, 7, 10, 11, 19, 22}},

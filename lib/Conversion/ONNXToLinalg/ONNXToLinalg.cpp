@@ -49,10 +49,13 @@ struct ConvertONNXToLinalgPass
     RewritePatternSet patterns(context);
     populateElementwiseToLinalgPatterns(typeConverter, patterns);
     populateLinearAlgebraToLinalgPatterns(typeConverter, patterns);
-    populateConvPoolToLinalgPatterns(typeConverter, patterns);
+    populateConvToLinalgPatterns(typeConverter, patterns);
+    populatePoolToLinalgPatterns(typeConverter, patterns);
     populateNormalizationToLinalgPatterns(typeConverter, patterns);
     populateReductionToLinalgPatterns(typeConverter, patterns);
     populateDataMovementToLinalgPatterns(typeConverter, patterns);
+    populatePadToLinalgPatterns(typeConverter, patterns);
+    populateResizeToLinalgPatterns(typeConverter, patterns);
     populateScatterToLinalgPatterns(typeConverter, patterns);
     populateTrainingOpsToLinalgPatterns(typeConverter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(

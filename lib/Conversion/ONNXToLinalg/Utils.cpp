@@ -364,5 +364,12 @@ Value reshapeTensor(OpBuilder &builder, Location loc, Value value,
                                        allDims(resultRank));
 }
 
+SmallVector<OpFoldResult> indexAttrs(OpBuilder &builder,
+                                     ArrayRef<int64_t> values) {
+  return llvm::map_to_vector(values, [&](int64_t value) -> OpFoldResult {
+    return builder.getIndexAttr(value);
+  });
+}
+
 } // namespace onnx_to_linalg
 } // namespace vram

@@ -227,6 +227,10 @@ mlir::FailureOr<int64_t> normalizeAxis(mlir::Operation *op, int64_t axis,
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 normalizeAxes(mlir::Operation *op, llvm::ArrayRef<int64_t> axes, int64_t rank);
 
+/// `values` as index attributes (static offsets, sizes, pads).
+llvm::SmallVector<mlir::OpFoldResult>
+indexAttrs(mlir::OpBuilder &builder, llvm::ArrayRef<int64_t> values);
+
 //===----------------------------------------------------------------------===//
 // Reshapes
 //===----------------------------------------------------------------------===//

@@ -33,9 +33,13 @@ void populateElementwiseToLinalgPatterns(
 void populateLinearAlgebraToLinalgPatterns(
     const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
 
-/// Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool.
-void populateConvPoolToLinalgPatterns(const mlir::TypeConverter &typeConverter,
-                                      mlir::RewritePatternSet &patterns);
+/// Conv and ConvTranspose, grouped and depthwise.
+void populateConvToLinalgPatterns(const mlir::TypeConverter &typeConverter,
+                                  mlir::RewritePatternSet &patterns);
+
+/// MaxPool (with Indices), AveragePool, GlobalAveragePool.
+void populatePoolToLinalgPatterns(const mlir::TypeConverter &typeConverter,
+                                  mlir::RewritePatternSet &patterns);
 
 /// BatchNormalization (inference and training mode), LayerNormalization,
 /// Softmax, LogSoftmax, Dropout.
@@ -47,9 +51,17 @@ void populateReductionToLinalgPatterns(const mlir::TypeConverter &typeConverter,
                                        mlir::RewritePatternSet &patterns);
 
 /// Data movement: Constant, Identity, Reshape, Flatten, Transpose, Concat,
-/// Split, Slice, Gather, Shape, Unsqueeze, Squeeze, Expand, Pad, Resize.
+/// Split, Slice, Gather, Shape, Unsqueeze, Squeeze, Expand.
 void populateDataMovementToLinalgPatterns(
     const mlir::TypeConverter &typeConverter, mlir::RewritePatternSet &patterns);
+
+/// Pad, every mode.
+void populatePadToLinalgPatterns(const mlir::TypeConverter &typeConverter,
+                                 mlir::RewritePatternSet &patterns);
+
+/// Resize: nearest, linear and cubic, every coordinate transformation.
+void populateResizeToLinalgPatterns(const mlir::TypeConverter &typeConverter,
+                                    mlir::RewritePatternSet &patterns);
 
 /// ScatterElements (Gather's gradients) and ScatterND, with every reduction.
 void populateScatterToLinalgPatterns(const mlir::TypeConverter &typeConverter,
