@@ -1,0 +1,44 @@
+//===- Replay.h - the schedule replay the planners build on -----*- C++ -*-===//
+//
+// Private to lib/Planner: the engine of Replay.cpp, which the baselines and
+// the fast planner (ReplayPlanners.cpp) run with different options.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_LIB_PLANNER_REPLAY_H
+#define VRAM_LIB_PLANNER_REPLAY_H
+
+#include "vram/Planner/Planners.h"
+
+#include <optional>
+#include <vector>
+
+namespace vram::planner {
+
+struct ReplayOptions {
+  /// Evict to stay within this many bytes; no eviction when empty.
+  std::optional<uint64_t> budget;
+  /// Indexed by TensorId (empty: none). These tensors are freed after their
+  /// last use by a forward op and recomputed when the backward pass needs
+  /// them (Chen's non-checkpoints).
+  std::vector<bool> dropAfterForward;
+  /// When set: filled, by TensorId, with what each tensor's first eviction
+  /// weighed (the report's "why").
+  std::vector<std::optional<EvictionCost>> *evictionCosts = nullptr;
+  /// Indexed by TensorId (empty: none). Persistent tensors the caller keeps
+  /// in host memory: brought in before each use like offloaded tensors, and
+  /// copied back once written.
+  std::vector<bool> startOnHost;
+};
+
+/// Replays the graph's schedule under `options`: before each op its missing
+/// inputs are prefetched or recomputed, and tensors are evicted to stay
+/// within the budget. Returns the step program, or a plain error when the
+/// budget cannot be met.
+llvm::Expected<std::vector<PlanStep>> replay(const PlanningGraph &graph,
+                                             const MachineModel &device,
+                                             ReplayOptions options);
+
+} // namespace vram::planner
+
+#endif // VRAM_LIB_PLANNER_REPLAY_H

@@ -1,0 +1,357 @@
+//===- ReplayPlanners.cpp - baselines and the fast planner ----------------===//
+//
+// The planners built on the schedule replay (Replay.h): keep-all and Chen's
+// sqrt(n) checkpoints as baselines, the memory floor, and the fast planner,
+// which searches the budgets it hands the replay (and which persistent
+// tensors start in host memory) for the cheapest plan within the budget.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Replay.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace vram::planner;
+
+char BudgetTooSmallError::ID = 0;
+
+void BudgetTooSmallError::log(llvm::raw_ostream &os) const {
+  os << llvm::formatv("budget of {0} bytes cannot be met: the smallest budget "
+                      "the planner meets is {1} bytes (no plan can go below "
+                      "{2} bytes)",
+                      budget, smallestFeasible, floor.bytes());
+}
+
+std::error_code BudgetTooSmallError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
+static llvm::Expected<Plan> replayPlan(const PlanningGraph &graph,
+                                       const MachineModel &device,
+                                       ReplayOptions options) {
+  llvm::Expected<std::vector<PlanStep>> steps =
+      replay(graph, device, std::move(options));
+  if (!steps)
+    return steps.takeError();
+  return buildPlan(graph, std::move(*steps), device);
+}
+
+llvm::Expected<Plan> vram::planner::planKeepAll(const PlanningGraph &graph,
+                                                const MachineModel &device) {
+  std::vector<OpId> schedule(graph.numOps());
+  for (OpId op = 0; op < graph.numOps(); ++op)
+    schedule[op] = op;
+  return buildPlan(graph, insertFrees(graph, schedule), device);
+}
+
+uint64_t vram::planner::unplannedPeak(const PlanningGraph &graph) {
+  return llvm::cantFail(planKeepAll(graph, MachineModel()),
+                        "the schedule of a verified graph is a valid plan")
+      .simulation.peakBytes;
+}
+
+llvm::Expected<Plan> vram::planner::planChenSqrtN(const PlanningGraph &graph,
+                                                  const MachineModel &device) {
+  ReplayOptions options;
+  options.dropAfterForward.assign(graph.numTensors(), false);
+  unsigned forwardOps = llvm::count_if(
+      graph.ops(), [](const PlanOp &op) { return !op.isBackward; });
+  unsigned segment = std::max(1u, unsigned(std::ceil(std::sqrt(forwardOps))));
+  unsigned forwardIndex = 0;
+  for (const PlanOp &op : graph.ops()) {
+    if (op.isBackward)
+      continue;
+    bool checkpoint = ++forwardIndex % segment == 0;
+    for (TensorId t : op.outputs)
+      options.dropAfterForward[t] = !checkpoint && graph.canRecompute(t);
+  }
+  return replayPlan(graph, device, std::move(options));
+}
+
+MemoryFloor vram::planner::memoryFloor(const PlanningGraph &graph,
+                                       bool withHostMemory) {
+  // Persistent tensors stay on the device unless they may live on host,
+  // where an op still needs them resident while it reads them.
+  auto stays = [&](TensorId t) {
+    return graph.isPersistent(t) &&
+           !(withHostMemory && graph.tensor(t).offloadable);
+  };
+  // Tensors with no producer are all resident when the first op runs.
+  MemoryFloor floor;
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (stays(t))
+      floor.residentArguments += tensor.bytes;
+    else if (!tensor.producer && !graph.isPersistent(t) &&
+             !tensor.consumers.empty())
+      floor.footprint += tensor.bytes;
+  }
+  // Outputs of the graph stay from the op that makes them to the end.
+  auto isMadeOutput = [&](TensorId t) {
+    return graph.mustStayResident(t) && !graph.isPersistent(t) &&
+           graph.tensor(t).producer;
+  };
+  uint64_t outputsMade = 0;
+  for (OpId op = 0; op < graph.numOps(); ++op) {
+    uint64_t touched = graph.bytesTouchedBy(op) + outputsMade;
+    for (TensorId t : graph.op(op).inputs) {
+      if (graph.isPersistent(t) && !stays(t))
+        touched += graph.tensor(t).bytes;
+      if (isMadeOutput(t))
+        touched -= graph.tensor(t).bytes;
+    }
+    if (touched > floor.footprint) {
+      floor.footprint = touched;
+      floor.op = op;
+    }
+    for (TensorId t : graph.op(op).outputs)
+      if (isMadeOutput(t))
+        outputsMade += graph.tensor(t).bytes;
+  }
+  return floor;
+}
+
+namespace {
+/// One run of the fast planner: its program, what it weighed and the peak
+/// the program reaches, which may be well under the budget it aimed at.
+struct FastAttempt {
+  std::vector<PlanStep> steps;
+  std::vector<std::optional<EvictionCost>> evictionCosts;
+  uint64_t peak = 0;
+  /// The simulated extra time, as a fraction of the unplanned step's.
+  double overhead = 0;
+};
+} // namespace
+
+static std::optional<FastAttempt>
+attemptFast(const PlanningGraph &graph, uint64_t budget,
+            const MachineModel &device,
+            const std::vector<bool> &startOnHost = {}) {
+  FastAttempt attempt;
+  ReplayOptions options;
+  options.budget = budget;
+  options.startOnHost = startOnHost;
+  attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
+  options.evictionCosts = &attempt.evictionCosts;
+  llvm::Expected<std::vector<PlanStep>> steps =
+      replay(graph, device, std::move(options));
+  if (!steps) {
+    llvm::consumeError(steps.takeError());
+    return std::nullopt;
+  }
+  llvm::Expected<SimulationResult> simulation = simulate(graph, *steps, device);
+  attempt.steps = std::move(*steps);
+  // A program the simulator rejects is a planner bug: it stands as meeting
+  // the budget, so that building the plan reports it.
+  if (!simulation) {
+    llvm::consumeError(simulation.takeError());
+    attempt.peak = budget;
+    return attempt;
+  }
+  attempt.peak = simulation->peakBytes;
+  attempt.overhead = simulation->overhead();
+  return attempt;
+}
+
+/// The attempt with the lowest peak the fast planner finds at or below
+/// `ceiling` with the persistent tensors `startOnHost` marks in host memory:
+/// a bisection over budgets between memoryLowerBound and the ceiling (to
+/// 0.1%) in which a met budget moves the upper end down to the peak its
+/// plan reached. Greedy eviction is not monotone in the budget (a tighter
+/// budget can succeed where a looser one ran into a dead end), and a plan
+/// fits every budget above its peak, so the peaks are what count.
+static std::optional<FastAttempt>
+lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
+                  uint64_t ceiling, const std::vector<bool> &startOnHost) {
+  uint64_t low = memoryLowerBound(graph, llvm::is_contained(startOnHost, true));
+  std::optional<FastAttempt> best;
+  auto fits = [&](uint64_t budget) {
+    std::optional<FastAttempt> attempt =
+        attemptFast(graph, budget, device, startOnHost);
+    if (!attempt || attempt->peak > budget)
+      return false;
+    if (!best || attempt->peak < best->peak)
+      best = std::move(attempt);
+    return true;
+  };
+  if (fits(low))
+    return best;
+  if (!fits(ceiling))
+    return std::nullopt;
+  // Invariant: low does not fit, best->peak fits.
+  uint64_t high = best->peak;
+  while (high > low && high - low > std::max<uint64_t>(1, high / 1000)) {
+    uint64_t mid = low + (high - low) / 2;
+    if (fits(mid))
+      high = best->peak;
+    else
+      low = mid;
+  }
+  return best;
+}
+
+/// The persistent tensors the caller could keep in host memory on `device`,
+/// in the order the planner moves them there: the ones read by the fewest
+/// ops first (optimizer state, read once by the update, before parameters),
+/// larger first among those.
+static std::vector<TensorId> hostCandidates(const PlanningGraph &graph,
+                                            const MachineModel &device) {
+  std::vector<TensorId> candidates;
+  if (!device.canOffload())
+    return candidates;
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
+    if (graph.isPersistent(t) && tensor.offloadable && tensor.bytes > 0 &&
+        !tensor.consumers.empty())
+      candidates.push_back(t);
+  llvm::stable_sort(candidates, [&](TensorId a, TensorId b) {
+    const PlanTensor &x = graph.tensor(a), &y = graph.tensor(b);
+    if (x.consumers.size() != y.consumers.size())
+      return x.consumers.size() < y.consumers.size();
+    return x.bytes > y.bytes;
+  });
+  return candidates;
+}
+
+/// By TensorId: the first `count` of `candidates`.
+static std::vector<bool> firstOnHost(const PlanningGraph &graph,
+                                     llvm::ArrayRef<TensorId> candidates,
+                                     size_t count) {
+  std::vector<bool> onHost(graph.numTensors(), false);
+  for (TensorId t : candidates.take_front(count))
+    onHost[t] = true;
+  return onHost;
+}
+
+/// A ceiling every graph's fast plan meets: room for every tensor at once,
+/// so nothing is ever evicted.
+static uint64_t allTensorBytes(const PlanningGraph &graph) {
+  uint64_t bytes = 0;
+  for (const PlanTensor &tensor : graph.tensors())
+    bytes += tensor.bytes;
+  return bytes;
+}
+
+/// The lowest peak the fast planner finds, with every candidate for host
+/// memory there.
+static std::optional<FastAttempt>
+lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device) {
+  std::vector<TensorId> candidates = hostCandidates(graph, device);
+  return lowestFastAttempt(graph, device, allTensorBytes(graph),
+                           firstOnHost(graph, candidates, candidates.size()));
+}
+
+uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
+                                           const MachineModel &device) {
+  std::optional<FastAttempt> best = lowestFastAttempt(graph, device);
+  return best ? best->peak : allTensorBytes(graph);
+}
+
+/// Hands what the replay weighed to the decisions of the tensors the plan
+/// evicts.
+static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
+                                          FastAttempt attempt,
+                                          const MachineModel &device) {
+  llvm::Expected<Plan> plan =
+      buildPlan(graph, std::move(attempt.steps), device);
+  if (plan)
+    for (auto [decision, cost] :
+         llvm::zip(plan->decisions, attempt.evictionCosts))
+      if (!decision.isKept())
+        decision.eviction = cost;
+  return plan;
+}
+
+/// The fast planner's attempt for `budget`: the plan aimed at it or, when
+/// that replay runs into a dead end, a plan aimed lower (seven evenly spaced
+/// budgets down to the lower bound). Then, with a host link, the plan that
+/// keeps the fewest persistent tensors in host memory (hostCandidates'
+/// order; doubling, then bisection on how many). Failing those, the lowest
+/// peak the planner finds at all, which the caller compares with the budget.
+static std::optional<FastAttempt>
+fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
+                  const MachineModel &device) {
+  if (std::optional<FastAttempt> attempt = attemptFast(graph, budget, device))
+    return attempt;
+  uint64_t low = memoryLowerBound(graph);
+  constexpr unsigned kProbes = 8;
+  for (unsigned i = 1; budget > low && i < kProbes; ++i)
+    if (std::optional<FastAttempt> attempt =
+            attemptFast(graph, budget - (budget - low) / kProbes * i, device))
+      return attempt;
+
+  std::vector<TensorId> candidates = hostCandidates(graph, device);
+  auto withOnHost = [&](size_t count) {
+    return attemptFast(graph, budget, device,
+                       firstOnHost(graph, candidates, count));
+  };
+  // Invariant: `failed` tensors on host do not meet the budget.
+  size_t failed = 0;
+  std::optional<FastAttempt> met;
+  size_t count = 1;
+  for (; count < candidates.size(); count *= 2) {
+    if ((met = withOnHost(count)))
+      break;
+    failed = count;
+  }
+  if (!met && !candidates.empty()) {
+    count = candidates.size();
+    met = withOnHost(count);
+  }
+  if (met) {
+    while (count - failed > 1) {
+      size_t mid = failed + (count - failed) / 2;
+      if (std::optional<FastAttempt> attempt = withOnHost(mid)) {
+        met = std::move(attempt);
+        count = mid;
+      } else {
+        failed = mid;
+      }
+    }
+    return met;
+  }
+  return lowestFastAttempt(graph, device);
+}
+
+llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
+                                             uint64_t budget,
+                                             const MachineModel &device) {
+  std::optional<FastAttempt> attempt = fastAttemptWithin(graph, budget, device);
+  if (!attempt || attempt->peak > budget)
+    return llvm::make_error<BudgetTooSmallError>(
+        budget, memoryFloor(graph, device.canOffload()),
+        attempt ? attempt->peak : allTensorBytes(graph));
+  // Greedy eviction aimed at the budget can pay more than a plan aimed
+  // lower, which fits too (a tighter target sends other tensors to the host
+  // or evicts earlier, where copies hide better): the cheapest of a few
+  // targets between the budget and the lower bound, so that a larger budget
+  // does not cost more than a smaller one the planner also tried.
+  constexpr unsigned kTargets = 8;
+  uint64_t low = memoryLowerBound(graph, device.canOffload());
+  for (unsigned i = 1; budget > low && i < kTargets; ++i)
+    if (std::optional<FastAttempt> lower =
+            attemptFast(graph, budget - (budget - low) / kTargets * i, device);
+        lower && lower->peak <= budget && lower->overhead < attempt->overhead)
+      attempt = std::move(lower);
+  // A program the simulator rejects is a planner bug, reported as is.
+  llvm::Expected<Plan> plan = buildFastPlan(graph, std::move(*attempt), device);
+  if (!plan || !device.canOffload())
+    return plan;
+  // Offload decisions are greedy per eviction and can lose to recomputing
+  // everything; a recompute-only plan is valid on any device, so keep
+  // whichever simulates faster.
+  std::optional<FastAttempt> recomputeOnly = fastAttemptWithin(
+      graph, budget,
+      MachineModel{device.computeSpeed, 0, device.copiesOverlapCompute});
+  if (!recomputeOnly || recomputeOnly->peak > budget)
+    return plan;
+  llvm::Expected<Plan> alternative =
+      buildFastPlan(graph, std::move(*recomputeOnly), device);
+  if (!alternative)
+    return alternative.takeError();
+  if (alternative->simulation.overhead() < plan->simulation.overhead())
+    return alternative;
+  return plan;
+}
