@@ -35,6 +35,7 @@ void vram::registerImportONNXTranslation() {
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
         ONNXImportOptions options;
+        options.flagPrefix = "onnx-";
         if (batch.getNumOccurrences()) {
           if (batch <= 0) {
             emitError(UnknownLoc::get(context))

@@ -89,9 +89,10 @@ class GraphImporter {
 public:
   GraphImporter(MLIRContext *context, llvm::StringRef sourceName,
                 const llvm::StringMap<ParamKind> &parameters,
-                std::optional<BatchRebinding> rebinding)
+                std::optional<BatchRebinding> rebinding,
+                llvm::StringRef flagPrefix)
       : context(context), builder(context), parameters(parameters),
-        rebinding(rebinding),
+        rebinding(rebinding), flagPrefix(flagPrefix),
         fileLoc(FileLineColLoc::get(context, sourceName, 0, 0)) {}
 
   OwningOpRef<ModuleOp> import(const onnx::ModelProto &model);
@@ -142,6 +143,8 @@ private:
   /// Graph inputs that were parameter initializers: trainable or state.
   const llvm::StringMap<ParamKind> &parameters;
   std::optional<BatchRebinding> rebinding;
+  /// ONNXImportOptions::flagPrefix.
+  std::string flagPrefix;
   Location fileLoc;
   llvm::StringMap<Value> values;
   /// Types the file declares (value_info, graph outputs): they fill in what

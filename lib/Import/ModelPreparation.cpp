@@ -124,8 +124,8 @@ bindDynamicDims(onnx::ModelProto &model, const ONNXImportOptions &options,
       if (!input.type().has_tensor_type() ||
           !input.type().tensor_type().has_shape() ||
           input.type().tensor_type().shape().dim_size() == 0)
-        fail("--batch: the first input '" + input.name() +
-             "' has no leading dimension to bind");
+        fail("--" + options.flagPrefix + "batch: the first input '" +
+             input.name() + "' has no leading dimension to bind");
       auto *dim = input.mutable_type()
                       ->mutable_tensor_type()
                       ->mutable_shape()

@@ -229,14 +229,15 @@ void GraphImporter::rebindReshapeBatch(NodeContext &node) {
 }
 
 std::string GraphImporter::rebindingAdvice() const {
-  return ("--batch re-binds the exported batch " +
+  return ("--" + flagPrefix + "batch re-binds the exported batch " +
           llvm::Twine(rebinding->exported) + " to " +
           llvm::Twine(rebinding->requested) +
           "; a shape here (this node's, or a constant's it reads) carries the "
           "exported batch where the importer does not recognise it (it "
           "rewrites Reshape targets that lead with the batch, and splat "
           "constants): export with a dynamic batch (torch.onnx.export's "
-          "dynamic_shapes or dynamic_axes) to use --batch")
+          "dynamic_shapes or dynamic_axes) to use --" +
+          flagPrefix + "batch")
       .str();
 }
 

@@ -592,9 +592,9 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
       std::string dimName =
           dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "";
       fail("input '" + input.name() + "' dimension " + llvm::Twine(i) +
-           dimName +
-           " is dynamic; bind it with --dim NAME=VALUE (by its ONNX "
-           "dim_param) or --batch=N");
+           dimName + " is dynamic; bind it with --" + flagPrefix +
+           "dim NAME=VALUE (by its ONNX dim_param) or --" + flagPrefix +
+           "batch=N");
     }
   }
 
@@ -697,7 +697,8 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
         GraphImporter(context, sourceName, parameters,
                       staticBatch ? std::optional<BatchRebinding>(
                                         {*staticBatch, *options.batchSize})
-                                  : std::nullopt)
+                                  : std::nullopt,
+                      options.flagPrefix)
             .import(model);
     if (failed(verify(*importedModule)))
       return nullptr;

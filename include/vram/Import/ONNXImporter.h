@@ -39,6 +39,10 @@ struct ONNXImportOptions {
   /// value of the model's i-th data input (graph inputs that are not
   /// initializers), for the inputs `inputValues` does not name.
   std::string inputValuesDirectory;
+  /// What the caller's command-line flags for the batch and the dynamic
+  /// dimensions start with after `--`, for the errors that name them: empty
+  /// for vram-opt's --batch and --dim, "onnx-" for vram-translate's.
+  std::string flagPrefix;
 };
 
 /// Imports the ONNX model in `path` (binary `.onnx` or text `.onnxtext`) into
