@@ -43,6 +43,9 @@ rm -rf "$graph_seeds" && mkdir -p "$graph_seeds"
 cp "$root"/../shared/bench/checkmate-graphs/*.json "$graph_seeds"/ 2>/dev/null || true
 
 mkdir -p "$build/artifacts"
+# As in scripts/sanitize.sh: LLVM's allocator poisons memory only in our
+# ASan-built copy of its code, not in libMLIR's.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0}
 jobs=$(nproc)
 # One libFuzzer process per core, each a share of the runs, on one corpus.
 fuzz() {
