@@ -6,8 +6,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 ninja -C "$build" vram-reference-docs
-for doc in VramPasses VramConversionPasses VramPipelinesPasses \
-  Dialects/ONNXDialect Dialects/VramDialect; do
-  mkdir -p "docs/reference/$(dirname "$doc")"
-  cp "$build/docs/$doc.md" "docs/reference/$doc.md"
-done
+cp -r "$build/docs/." docs/reference/

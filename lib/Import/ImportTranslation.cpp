@@ -36,22 +36,15 @@ void vram::registerImportONNXTranslation() {
          MLIRContext *context) -> OwningOpRef<Operation *> {
         ONNXImportOptions options;
         options.flagPrefix = "onnx-";
-        if (batch.getNumOccurrences()) {
-          if (batch <= 0) {
-            emitError(UnknownLoc::get(context))
-                << "--onnx-batch expects a positive integer";
-            return nullptr;
-          }
-          options.batchSize = batch;
+        if (llvm::Error error = bindDimensionFlags(
+                options,
+                batch.getNumOccurrences() ? std::optional<int64_t>(batch)
+                                          : std::nullopt,
+                dims)) {
+          emitError(UnknownLoc::get(context))
+              << llvm::toString(std::move(error));
+          return nullptr;
         }
-        for (const std::string &binding : dims)
-          if (!addDimBinding(binding, options)) {
-            emitError(UnknownLoc::get(context))
-                << "--onnx-dim expects name=value with a positive integer "
-                   "value, got '"
-                << binding << "'";
-            return nullptr;
-          }
         const llvm::MemoryBuffer *input =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
         llvm::StringRef bytes = input->getBuffer();

@@ -654,13 +654,25 @@ bool looksLikeONNXText(llvm::StringRef bytes) {
   return bytes.starts_with("<") || bytes.starts_with("#");
 }
 
-bool addDimBinding(llvm::StringRef binding, ONNXImportOptions &options) {
-  auto [name, value] = binding.split('=');
-  int64_t size;
-  if (name.empty() || value.getAsInteger(10, size) || size <= 0)
-    return false;
-  options.dimBindings[name] = size;
-  return true;
+llvm::Error bindDimensionFlags(ONNXImportOptions &options,
+                               std::optional<int64_t> batch,
+                               llvm::ArrayRef<std::string> dims) {
+  std::string flag = "--" + options.flagPrefix;
+  for (llvm::StringRef binding : dims) {
+    auto [name, value] = binding.split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size <= 0)
+      return llvm::createStringError(
+          flag + "dim expects name=value with a positive integer value, got '" +
+          binding + "'");
+    options.dimBindings[name] = size;
+  }
+  if (batch) {
+    if (*batch <= 0)
+      return llvm::createStringError(flag + "batch expects a positive integer");
+    options.batchSize = *batch;
+  }
+  return llvm::Error::success();
 }
 
 OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,

@@ -6,14 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "vram/Analysis/CostModel.h"
 #include "vram/Analysis/DeviceProfile.h"
 #include "vram/Analysis/MaxBatch.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/MemoryReport.h"
 #include "vram/Conversion/Passes.h"
-#include "vram/Dialect/ONNX/ONNXDialect.h"
-#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Import/NodeDiagnostics.h"
 #include "vram/Import/ONNXImporter.h"
 #include "vram/InitAll.h"
@@ -187,16 +184,16 @@ static FailureOr<double> getMaxOverhead() {
   return percent ? value / 100 : value;
 }
 
-/// Parses `--dim name=value` flags into the importer's options.
+/// The importer's options from the import flags.
 static FailureOr<vram::ONNXImportOptions> getImportOptions() {
   vram::ONNXImportOptions options;
-  for (const std::string &binding : dimBindings) {
-    if (!vram::addDimBinding(binding, options)) {
-      llvm::errs() << "error: --dim expects name=value with a positive "
-                      "integer value, got '"
-                   << binding << "'\n";
-      return failure();
-    }
+  if (llvm::Error error = vram::bindDimensionFlags(
+          options,
+          batchSize.getNumOccurrences() ? std::optional<int64_t>(batchSize)
+                                        : std::nullopt,
+          dimBindings)) {
+    llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+    return failure();
   }
   options.inputValuesDirectory = inputValuesDirectory;
   for (const std::string &binding : inputValueFiles) {
@@ -213,13 +210,6 @@ static FailureOr<vram::ONNXImportOptions> getImportOptions() {
       return failure();
     }
     options.inputValues[name] = (*buffer)->getBuffer().str();
-  }
-  if (batchSize.getNumOccurrences()) {
-    if (batchSize <= 0) {
-      llvm::errs() << "error: --batch expects a positive integer\n";
-      return failure();
-    }
-    options.batchSize = batchSize;
   }
   return options;
 }

@@ -25,9 +25,7 @@
 
 namespace vram {
 
-constexpr unsigned kNumMemoryCategories = 9;
-static_assert(kNumMemoryCategories == getMaxEnumValForMemoryCategory() + 1,
-              "one entry per vram::MemoryCategory");
+constexpr unsigned kNumMemoryCategories = getMaxEnumValForMemoryCategory() + 1;
 
 /// Bytes per category.
 using CategoryBytes = std::array<uint64_t, kNumMemoryCategories>;

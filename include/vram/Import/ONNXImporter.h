@@ -7,6 +7,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -67,9 +68,13 @@ bool isONNXFileName(llvm::StringRef path);
 /// `<...>` header, or a comment) rather than a binary protobuf.
 bool looksLikeONNXText(llvm::StringRef bytes);
 
-/// Adds `name=value` (an ONNX `dim_param` name and a positive size) to
-/// `options.dimBindings`; false, with nothing added, when malformed.
-bool addDimBinding(llvm::StringRef binding, ONNXImportOptions &options);
+/// Binds what a driver's flags ask for: the batch (`--<flagPrefix>batch`,
+/// when given) and dynamic dimensions (`--<flagPrefix>dim name=value`, a
+/// `dim_param` name and a positive size); an error naming the flag when a
+/// value is malformed.
+llvm::Error bindDimensionFlags(ONNXImportOptions &options,
+                               std::optional<int64_t> batch,
+                               llvm::ArrayRef<std::string> dims);
 
 /// Registers the `import-onnx` translation (ONNX model, binary or text, to
 /// the onnx dialect) with its options `--onnx-batch` and `--onnx-dim`, for

@@ -55,8 +55,8 @@ LogicalResult VramDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError() << "'" << name << "' must be " << expected;
   };
   if (name == kRecomputeAttrName) {
-    if (!isa<UnitAttr>(value))
-      return expect(false, "a unit attribute");
+    if (failed(expect(isa<UnitAttr>(value), "a unit attribute")))
+      return failure();
     // Repeating an op is only the same computation when it has no effects;
     // a clone of an op that writes memory would write twice.
     if (op->getNumResults() == 0 || !isMemoryEffectFree(op))
