@@ -6,7 +6,8 @@
 # seconds per 1,000 ops stay flat down a column. One row per (chain, N):
 #   bench/lowering/chain_scaling.sh [build dir] [sizes for --emit=llvm] [sizes for vram-run]
 # Chains: "relu" (x_i = Relu(x_i-1)), "add" (x_i = Add(x_i-1, x_i-1)),
-# "fan-out" (x_i = Add(x_i-1, x0): one value with N uses).
+# "fan-out" (x_i = Add(x_i-1, x0): one value with N uses), "results"
+# (x_i = Relu(x_i-1), every x_i a result of the program: N results).
 set -u
 build=${1:-build}
 emit_sizes=${2:-"1000 3000 9000"}
@@ -17,6 +18,14 @@ trap 'rm -rf "$work"' EXIT
 chain() { # kind n
   local kind=$1 n=$2 i prev
   echo '<ir_version: 8, opset_import: ["" : 17]>'
+  if [ "$kind" = results ]; then
+    echo -n 'chain (float[4,16] x0) => (float[4,16] x1'
+    for ((i = 2; i <= n; i++)); do echo -n ", float[4,16] x$i"; done
+    echo ') {'
+    for ((i = 1; i <= n; i++)); do echo "  x$i = Relu(x$((i - 1)))"; done
+    echo '}'
+    return
+  fi
   echo 'chain (float[4,16] x0) => (float[4,16] y) {'
   for ((i = 1; i <= n; i++)); do
     prev=x$((i - 1))
@@ -41,7 +50,7 @@ seconds() { # command...
 }
 
 printf '%-8s %-14s %7s %9s %14s\n' chain command ops seconds 's/1000 ops'
-for kind in relu add fan-out; do
+for kind in relu add fan-out results; do
   for n in $emit_sizes; do
     chain $kind "$n" > "$work/chain.onnxtext"
     s=$(seconds "$build/bin/vram-opt" "$work/chain.onnxtext" --emit=llvm -o /dev/null)

@@ -31,12 +31,19 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   // host memory is the same memory (docs/planning.md).
   pm.addPass(createConvertVramToBufferizationPass());
   buildTensorToBufferPipeline(pm);
+  // Results are written into buffers the caller passes (out-params), a
+  // result allocated in the function directly so: no copy. Returned, every
+  // result's descriptor would go back in one struct, and LLVM's instruction
+  // selection takes minutes on the block that builds one of thousands.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   // Buffers share one arena by liveness, as on GPU, so a CPU run uses the
   // memory layout a GPU run would. Ownership-based deallocation then frees
-  // the arena and whatever stays outside it (returned buffers are the
-  // caller's); alone, it would free every buffer at the end of its block,
-  // keeping all of them live at once, in a dealloc whose simplification
-  // takes time quadratic in their number.
+  // the arena and whatever stays outside it; alone, it would free every buffer
+  // at the end of its block, keeping all of them live at once, in a dealloc
+  // whose simplification takes time quadratic in their number.
   pm.addPass(createCanonicalizerPass());
   StaticArenaPassOptions arena;
   arena.alignment = kCPUBufferAlignment;
@@ -60,9 +67,9 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   // -> LLVM dialect. Math ops with an LLVM intrinsic go first; the rest
   // (erf, tanh, ...) become libm calls, which the JIT resolves in the
   // process (libm is always loaded); integer powers get outlined loops.
-  EmitCInterfacePassOptions emitOptions;
-  emitOptions.entry = entry.str();
-  pm.addPass(createEmitCInterfacePass(emitOptions));
+  PackEntryArgumentsPassOptions packOptions;
+  packOptions.entry = entry.str();
+  pm.addPass(createPackEntryArgumentsPass(packOptions));
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -78,9 +85,11 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
 
 namespace {
 struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
-  Option<std::string> entry{*this, "entry",
-                            llvm::cl::desc("Function that gets a C interface"),
-                            llvm::cl::init("main")};
+  Option<std::string> entry{
+      *this, "entry",
+      llvm::cl::desc("The entry function, whose arguments and "
+                     "results are packed"),
+      llvm::cl::init("main")};
 };
 } // namespace
 
@@ -94,7 +103,7 @@ void vram::registerVramPipelines() {
   PassPipelineRegistration<LowerToCPUOptions>(
       "vram-lower-to-cpu",
       "Lowers onnx or linalg on tensors to the LLVM dialect for CPU "
-      "execution (bufferization, deallocation, loops, C interface)",
+      "execution (bufferization, deallocation, loops, packed entry)",
       [](OpPassManager &pm, const LowerToCPUOptions &options) {
         buildLowerToCPUPipeline(pm, options.entry);
       });

@@ -8,13 +8,11 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
-#include <cstring>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -163,8 +161,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   // The JIT generates machine code when a symbol is first looked up: look
   // the entry up here, so that compiling is done (and timed) before the
   // first call rather than inside it.
-  if (auto entryPoint = (*engine)->lookupPacked("_mlir_ciface_" + entry.str());
-      !entryPoint)
+  if (auto entryPoint = (*engine)->lookupPacked(entry); !entryPoint)
     return module.emitError() << "JIT compilation failed: "
                               << llvm::toString(entryPoint.takeError());
   return std::unique_ptr<CompiledFunction>(
@@ -172,26 +169,21 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
                            std::move(signature), std::move(resultArguments)));
 }
 
-namespace {
-/// A strided memref descriptor as the LLVM lowering lays it out: allocated
-/// and aligned pointers, offset, then `rank` sizes and `rank` strides, all
-/// 8-byte words. Results of the C interface are these, back to back.
-struct DescriptorView {
-  int64_t *words;
-  int64_t rank;
-
-  void *allocated() const { return reinterpret_cast<void *>(words[0]); }
-  uint8_t *aligned() const { return reinterpret_cast<uint8_t *>(words[1]); }
-  int64_t offset() const { return words[2]; }
-  int64_t size(int64_t d) const { return words[3 + d]; }
-  int64_t stride(int64_t d) const { return words[3 + rank + d]; }
-  static int64_t getNumWords(int64_t rank) { return 3 + 2 * rank; }
-};
-} // namespace
-
-/// memref.get_global lowers to a descriptor whose allocated pointer is this
-/// marker (finalize-memref-to-llvm): the buffer is static, never freed.
-static constexpr uintptr_t kGlobalAllocatedPointer = 0xdeadbeef;
+/// A memref descriptor of the identity layout as the LLVM lowering lays it
+/// out, in 8-byte words: allocated and aligned pointers, offset 0, then the
+/// sizes and the row-major strides.
+static std::vector<int64_t> getDescriptor(void *data,
+                                          llvm::ArrayRef<int64_t> shape) {
+  int64_t rank = shape.size();
+  std::vector<int64_t> words(3 + 2 * rank);
+  words[0] = words[1] = reinterpret_cast<int64_t>(data);
+  words[2] = 0;
+  for (int64_t d = rank - 1, stride = 1; d >= 0; stride *= shape[d--]) {
+    words[3 + d] = shape[d];
+    words[3 + rank + d] = stride;
+  }
+  return words;
+}
 
 llvm::Expected<llvm::SmallVector<HostTensor>>
 CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
@@ -202,107 +194,50 @@ CompiledFunction::invoke(llvm::ArrayRef<HostTensor> arguments) {
     return error("@" + entry + " takes " +
                  llvm::Twine(signature.arguments.size()) + " arguments, got " +
                  llvm::Twine(arguments.size()));
+  for (auto [spec, tensor] : llvm::zip(signature.arguments, arguments))
+    if (tensor.kind != spec.kind || tensor.shape != spec.shape)
+      return error("argument '" + spec.name + "' is " + spec.getTypeString() +
+                   "; got " + tensor.getTypeString());
   // Arguments the function updates in place get a copy, which becomes the
   // result it holds.
   llvm::DenseMap<int64_t, HostTensor> updatedArguments;
   for (int64_t argument : resultArguments)
     if (argument >= 0)
       updatedArguments.try_emplace(argument, arguments[argument]);
-  // The identity layout: offset 0, row-major strides.
+  // Every other result is written into a buffer of ours, passed after the
+  // arguments (vram-lower-to-cpu's out-params).
+  llvm::SmallVector<HostTensor> outputs;
+  for (auto [spec, argument] : llvm::zip(signature.results, resultArguments))
+    outputs.push_back(argument >= 0 ? HostTensor()
+                                    : HostTensor(spec.kind, spec.shape));
+
   std::vector<std::vector<int64_t>> descriptors;
-  llvm::DenseSet<void *> argumentBuffers;
-  for (auto [index, spec, tensor] :
-       llvm::enumerate(signature.arguments, arguments)) {
-    if (tensor.kind != spec.kind || tensor.shape != spec.shape)
-      return error("argument '" + spec.name + "' is " + spec.getTypeString() +
-                   "; got " + tensor.getTypeString());
-    int64_t rank = spec.shape.size();
-    std::vector<int64_t> words(DescriptorView::getNumWords(rank));
+  for (auto [index, tensor] : llvm::enumerate(arguments)) {
     auto updated = updatedArguments.find(index);
     auto *data = updated != updatedArguments.end()
                      ? updated->second.bytes.data()
                      : const_cast<uint8_t *>(tensor.bytes.data());
-    words[0] = words[1] = reinterpret_cast<int64_t>(data);
-    words[2] = 0;
-    for (int64_t d = rank - 1, stride = 1; d >= 0; stride *= spec.shape[d--]) {
-      words[3 + d] = spec.shape[d];
-      words[3 + rank + d] = stride;
-    }
-    argumentBuffers.insert(data);
-    descriptors.push_back(std::move(words));
+    descriptors.push_back(getDescriptor(data, tensor.shape));
   }
-  int64_t resultWords = 0;
-  for (auto [spec, argument] : llvm::zip(signature.results, resultArguments))
+  for (auto [output, argument] : llvm::zip(outputs, resultArguments))
     if (argument < 0)
-      resultWords += DescriptorView::getNumWords(spec.shape.size());
-  std::vector<int64_t> results(resultWords);
+      descriptors.push_back(getDescriptor(output.bytes.data(), output.shape));
 
-  // The packed interface of _mlir_ciface_<entry>: one pointer per argument
-  // of the C function, which takes the result struct by pointer first
-  // (when there are results), then a pointer to each descriptor.
+  // vram-pack-entry-arguments' convention: @entry takes one pointer, to an
+  // array of pointers to the descriptors (none without any); the
+  // ExecutionEngine's packed wrapper takes a pointer to each argument.
   llvm::SmallVector<void *> pointers;
-  llvm::SmallVector<void *> packed;
-  if (resultWords != 0)
-    pointers.push_back(results.data());
   for (std::vector<int64_t> &words : descriptors)
     pointers.push_back(words.data());
-  for (void *&pointer : pointers)
-    packed.push_back(&pointer);
-  if (llvm::Error callError =
-          engine->invokePacked("_mlir_ciface_" + entry, packed))
+  void *array = pointers.data();
+  llvm::SmallVector<void *> packed;
+  if (!pointers.empty())
+    packed.push_back(&array);
+  if (llvm::Error callError = engine->invokePacked(entry, packed))
     return std::move(callError);
 
-  llvm::SmallVector<HostTensor> outputs;
-  llvm::DenseSet<void *> freed;
-  int64_t *words = results.data();
-  for (auto [spec, argument] : llvm::zip(signature.results, resultArguments)) {
-    if (argument >= 0) {
-      outputs.push_back(updatedArguments.find(argument)->second);
-      continue;
-    }
-    int64_t rank = spec.shape.size();
-    DescriptorView view{words, rank};
-    words += DescriptorView::getNumWords(rank);
-    HostTensor output(spec.kind, spec.shape);
-    for (int64_t d = 0; d < rank; ++d)
-      if (view.size(d) != spec.shape[d])
-        return error("result '" + spec.name + "' came back with size " +
-                     llvm::Twine(view.size(d)) + " in dimension " +
-                     llvm::Twine(d) + "; its type says " +
-                     spec.getTypeString());
-    // Copy element by element through the strides: the layout is the
-    // identity by construction, but reading it costs nothing to trust.
-    unsigned width = getElementByteSize(spec.kind);
-    llvm::SmallVector<int64_t> index(rank, 0);
-    for (int64_t i = 0, e = output.getNumElements(); i < e; ++i) {
-      int64_t position = view.offset();
-      for (int64_t d = 0; d < rank; ++d)
-        position += index[d] * view.stride(d);
-      std::memcpy(output.bytes.data() + i * width,
-                  view.aligned() + position * width, width);
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        if (++index[d] < spec.shape[d])
-          break;
-        index[d] = 0;
-      }
-    }
-    outputs.push_back(std::move(output));
-  }
-  // Results are owned by the caller (ownership-based deallocation). Free them
-  // only once all are copied: several results can share one buffer (e.g. two
-  // identical gradients merged by CSE), which is freed once; arguments and
-  // globals never.
-  words = results.data();
-  for (auto [spec, argument] : llvm::zip(signature.results, resultArguments)) {
+  for (auto [output, argument] : llvm::zip(outputs, resultArguments))
     if (argument >= 0)
-      continue;
-    int64_t rank = spec.shape.size();
-    void *allocated = DescriptorView{words, rank}.allocated();
-    words += DescriptorView::getNumWords(rank);
-    if (allocated &&
-        reinterpret_cast<uintptr_t>(allocated) != kGlobalAllocatedPointer &&
-        !argumentBuffers.contains(allocated) && freed.insert(allocated).second)
-      std::free(allocated);
-  }
+      output = updatedArguments.find(argument)->second;
   return outputs;
 }

@@ -9,8 +9,10 @@
 // a = x + 1, b = a * 2, c = b + 1, d = c * 3: each 8xf32 buffer (32 bytes,
 // one 64-byte slot at the CPU's alignment) lives from its write to the next
 // op, so at most two are live at once: a 128-byte arena, where c reuses a's
-// offset. d is returned (the caller's) and stays an alloc. The arena is
-// freed by ownership-based deallocation, which runs after.
+// offset. d is the result, computed straight into the caller's buffer
+// (the out-param %arg0), with no allocation of its own. The arena is freed
+// by ownership-based deallocation, which runs after.
+// ARENA: func.func @main(%[[OUT:.*]]: memref<8xf32>)
 // ARENA: %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128xi8>
 // ARENA: %[[OA:.*]] = arith.constant 0 : index
 // ARENA-NEXT: memref.view %[[ARENA]][%[[OA]]][] : memref<128xi8> to memref<8xf32>
@@ -18,7 +20,8 @@
 // ARENA-NEXT: memref.view %[[ARENA]][%[[OB]]][] : memref<128xi8> to memref<8xf32>
 // ARENA: %[[OC:.*]] = arith.constant 0 : index
 // ARENA-NEXT: memref.view %[[ARENA]][%[[OC]]][] : memref<128xi8> to memref<8xf32>
-// ARENA: memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+// ARENA-NOT: memref.alloc
+// ARENA: outs(%[[OUT]] : memref<8xf32>)
 // ARENA-NOT: memref.dealloc
 // ARENA: return
 

@@ -4,12 +4,13 @@
 // RUN: vram-opt %s --vram-lower-to-cpu | FileCheck %s --check-prefix=LLVM
 // RUN: vram-run %s --print | FileCheck %s
 
-// Only LLVM dialect ops remain, and @main has its C interface.
+// Only LLVM dialect ops remain, and @main takes its three results through
+// one array of pointers (vram-pack-entry-arguments).
 // LLVM-NOT: linalg.
 // LLVM-NOT: memref.
 // LLVM-NOT: bufferization.
-// LLVM: llvm.func @main(
-// LLVM: llvm.func @_mlir_ciface_main(
+// LLVM: llvm.func @main(%{{.*}}: !llvm.ptr)
+// LLVM-NOT: @_mlir_ciface_main
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @main() -> (tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x3xi64>) {

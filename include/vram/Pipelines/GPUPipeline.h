@@ -33,11 +33,10 @@ struct LowerToGPUOptions : public mlir::PassPipelineOptions<LowerToGPUOptions> {
       llvm::cl::desc("Also write the kernel object (PTX text for format=isa) "
                      "to this file"),
       llvm::cl::init("")};
-  Option<std::string> entry{
-      *this, "entry",
-      llvm::cl::desc("Function that gets a C interface, as in "
-                     "vram-lower-to-cpu"),
-      llvm::cl::init("main")};
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("Function that gets a C interface "
+                                           "(_mlir_ciface_<entry>)"),
+                            llvm::cl::init("main")};
 };
 
 /// Appends `vram-lower-to-gpu` to `pm`: onnx (or linalg on tensors) down to

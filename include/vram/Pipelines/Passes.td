@@ -31,6 +31,38 @@ def EmitCInterfacePass : Pass<"vram-emit-c-interface", "mlir::ModuleOp"> {
   ];
 }
 
+def PackEntryArgumentsPass
+    : Pass<"vram-pack-entry-arguments", "mlir::ModuleOp"> {
+  let summary = "Makes the entry function take its arguments and results "
+                "through one array of pointers";
+  let description = [{
+    Rewrites the entry `func.func` (after bufferization, before the
+    conversion to LLVM) to take a single `!llvm.ptr`: an array holding one
+    pointer per argument, then one per result. An argument is loaded from
+    where its pointer points (a memref as its descriptor, laid out as the
+    LLVM lowering lays it out); a result is stored there.
+
+    ```mlir
+    func.func @main(%a: memref<4xf32>, %out: memref<4xf32>)
+    // becomes
+    func.func @main(%args: !llvm.ptr)  // %args[0] -> %a's descriptor, ...
+    ```
+    Why not upstream's C interface: it forwards every descriptor field as
+    one scalar argument of the function it wraps, and the packed wrapper the
+    ExecutionEngine adds forwards them again; for a program with thousands
+    of results (out-params) that is a call with tens of thousands of
+    arguments, on which LLVM's interprocedural passes and instruction
+    selection take minutes. Here every argument costs two loads. An entry
+    that passes no memref is left as it is (a harness `@main() -> i32` that
+    `mlir-runner` calls). A missing entry function is an error.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
+           "Name of the entry function">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def DecomposeAggregatedOpsPass
     : InterfacePass<"vram-decompose-aggregated-ops",
                     "mlir::FunctionOpInterface"> {

@@ -2,8 +2,8 @@
 //
 // The execution half of vram-run: compiles a module lowered to the LLVM
 // dialect (by vram-lower-to-cpu, which the caller runs) with
-// mlir::ExecutionEngine and calls the entry function's C interface with one
-// memref descriptor per argument.
+// mlir::ExecutionEngine and calls the entry function with a pointer to one
+// memref descriptor per argument and per result (vram-pack-entry-arguments).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,7 +58,8 @@ public:
           FunctionSignature signature);
 
   /// Calls the function. `arguments` must match the signature's arguments
-  /// (kind and shape); the results are copied out and their buffers freed.
+  /// (kind and shape); the function writes its results into tensors this
+  /// allocates, which it returns.
   /// A result the function computes in an argument's buffer (a parameter
   /// updated in place) is computed in a copy: `arguments` stay unchanged.
   llvm::Expected<llvm::SmallVector<HostTensor>>
@@ -78,7 +79,7 @@ private:
   std::string entry;
   FunctionSignature signature;
   /// Per result of the signature, the argument whose buffer holds it after
-  /// the call (vram-drop-argument-results), or -1 when it is returned.
+  /// the call (vram-drop-argument-results), or -1 when it is an out-param.
   llvm::SmallVector<int64_t> resultArguments;
 };
 

@@ -59,7 +59,8 @@ void vram::buildLowerToGPUPipeline(OpPassManager &pm,
   // token through each function, with a host wait before host side effects.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
 
-  // The same C interface as the CPU pipeline, so one caller drives both.
+  // A C interface for a host program that calls the entry ahead of time
+  // (the CPU pipeline packs its entry for the JIT instead).
   EmitCInterfacePassOptions emit;
   emit.entry = options.entry;
   pm.addPass(createEmitCInterfacePass(emit));

@@ -1,0 +1,97 @@
+//===- PackEntryArguments.cpp - the vram-pack-entry-arguments pass --------===//
+
+#include "vram/Pipelines/Passes.h"
+
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+#define DEBUG_TYPE "vram-pack-entry-arguments"
+
+namespace vram {
+#define GEN_PASS_DEF_PACKENTRYARGUMENTSPASS
+#include "vram/Pipelines/Passes.h.inc"
+} // namespace vram
+
+using namespace mlir;
+
+namespace {
+struct PackEntryArgumentsPass
+    : public vram::impl::PackEntryArgumentsPassBase<PackEntryArgumentsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    if (!func || func.isExternal()) {
+      module.emitError() << "entry function '@" << entry
+                         << "' not found (or has no body)";
+      return signalPassFailure();
+    }
+    FunctionType type = func.getFunctionType();
+    auto isMemRef = llvm::IsaPred<BaseMemRefType>;
+    if (llvm::none_of(type.getInputs(), isMemRef) &&
+        llvm::none_of(type.getResults(), isMemRef))
+      return;
+    // The types the values have once lowered: what the pointers point to.
+    LLVMTypeConverter converter(&getContext());
+    auto getLoweredType = [&](Value value) -> Type {
+      Type lowered = converter.convertType(value.getType());
+      if (!lowered)
+        func.emitError() << "the entry's " << value.getType()
+                         << " has no LLVM type to pass it as";
+      return lowered;
+    };
+
+    MLIRContext *context = &getContext();
+    auto pointer = LLVM::LLVMPointerType::get(context);
+    Block &body = func.getBody().front();
+    BlockArgument array = body.addArgument(pointer, func.getLoc());
+    // The pointer in slot `index` of the array.
+    auto loadSlot = [&](OpBuilder &builder, Location loc, int64_t index) {
+      Value slot = LLVM::GEPOp::create(builder, loc, pointer, pointer, array,
+                                       ArrayRef<LLVM::GEPArg>{index});
+      return LLVM::LoadOp::create(builder, loc, pointer, slot).getResult();
+    };
+
+    OpBuilder builder = OpBuilder::atBlockBegin(&body);
+    unsigned numArguments = type.getNumInputs();
+    for (BlockArgument argument : body.getArguments().drop_back()) {
+      Type lowered = getLoweredType(argument);
+      if (!lowered)
+        return signalPassFailure();
+      Location loc = argument.getLoc();
+      Value value =
+          LLVM::LoadOp::create(builder, loc, lowered,
+                               loadSlot(builder, loc, argument.getArgNumber()));
+      argument.replaceAllUsesWith(UnrealizedConversionCastOp::create(
+                                      builder, loc, argument.getType(), value)
+                                      .getResult(0));
+    }
+    WalkResult walk = func.walk([&](func::ReturnOp ret) {
+      builder.setInsertionPoint(ret);
+      for (auto [index, result] : llvm::enumerate(ret.getOperands())) {
+        Type lowered = getLoweredType(result);
+        if (!lowered)
+          return WalkResult::interrupt();
+        Location loc = ret.getLoc();
+        Value value =
+            UnrealizedConversionCastOp::create(builder, loc, lowered, result)
+                .getResult(0);
+        LLVM::StoreOp::create(builder, loc, value,
+                              loadSlot(builder, loc, numArguments + index));
+      }
+      ret->setOperands({});
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+
+    body.eraseArguments(0, numArguments);
+    // The attributes described values that are now behind the pointer.
+    func.setAllArgAttrs(ArrayRef<DictionaryAttr>{});
+    func.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    func.setFunctionType(FunctionType::get(context, {pointer}, {}));
+  }
+};
+} // namespace
