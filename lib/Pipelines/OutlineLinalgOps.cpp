@@ -28,11 +28,30 @@ struct OutlineLinalgOpsPass
   void runOnOperation() override;
 };
 
-/// Replaces `op` by a call of a new private, non-inlined function holding
-/// it, inserted into `symbols` after `previous`, which becomes the new
-/// function.
-void outline(linalg::LinalgOp op, func::FuncOp parent, unsigned index,
-             SymbolTable &symbols, Operation *&previous) {
+/// Outlines linalg ops into functions, one per distinct loop nest: an op
+/// whose function would be identical to one made before (the repeated
+/// layers of a network, up to the buffers passed) calls that one, so LLVM
+/// compiles each kind of loop nest once.
+class Outliner {
+public:
+  Outliner(ModuleOp module) : symbols(module) {}
+
+  /// Replaces `op` by a call of a private, non-inlined function holding it,
+  /// named after `parent` and `index` when it is new.
+  void outline(linalg::LinalgOp op, func::FuncOp parent, unsigned index);
+
+  /// New functions go after `function`.
+  void insertAfter(Operation *function) { previous = function; }
+
+private:
+  SymbolTable symbols;
+  Operation *previous = nullptr;
+  /// Each function made, by its text without its name.
+  llvm::StringMap<func::FuncOp> functionsByBody;
+};
+
+void Outliner::outline(linalg::LinalgOp op, func::FuncOp parent,
+                       unsigned index) {
   SetVector<Value> used(op->getOperands().begin(), op->getOperands().end());
   getUsedValuesDefinedAbove(op->getRegions(), used);
   SmallVector<Value> arguments;
@@ -47,19 +66,13 @@ void outline(linalg::LinalgOp op, func::FuncOp parent, unsigned index,
 
   OpBuilder builder(parent.getContext());
   auto callee = func::FuncOp::create(
-      op.getLoc(),
-      (parent.getName() + "_" + op->getName().stripDialect() + "_" +
-       Twine(index))
-          .str(),
+      op.getLoc(), "outlined",
       builder.getFunctionType(ValueRange(arguments).getTypes(), {}));
   callee.setPrivate();
   callee.setNoInline(true);
   // convert-func-to-llvm drops no_inline but keeps LLVM's own attributes.
   callee->setAttr("passthrough",
                   builder.getArrayAttr(builder.getStringAttr("noinline")));
-  symbols.insert(callee, std::next(Block::iterator(previous)));
-  previous = callee;
-
   IRMapping mapping;
   Block *body = callee.addEntryBlock();
   mapping.map(arguments, body->getArguments());
@@ -69,14 +82,30 @@ void outline(linalg::LinalgOp op, func::FuncOp parent, unsigned index,
   builder.clone(*op, mapping);
   func::ReturnOp::create(builder, op.getLoc());
 
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  callee->print(os, OpPrintingFlags().printGenericOpForm());
+  auto [known, isNew] = functionsByBody.try_emplace(text, callee);
+  if (isNew) {
+    callee.setName((parent.getName() + "_" + op->getName().stripDialect() +
+                    "_" + Twine(index))
+                       .str());
+    symbols.insert(callee, std::next(Block::iterator(previous)));
+    previous = callee;
+  } else {
+    callee.erase();
+  }
+
   builder.setInsertionPoint(op);
-  func::CallOp::create(builder, op.getLoc(), callee, arguments);
+  func::CallOp::create(builder, op.getLoc(), known->second, arguments);
   op->erase();
 }
 
+} // namespace
+
 void OutlineLinalgOpsPass::runOnOperation() {
   ModuleOp module = getOperation();
-  SymbolTable symbols(module);
+  Outliner outliner(module);
   for (auto parent : llvm::to_vector(module.getOps<func::FuncOp>())) {
     SmallVector<linalg::LinalgOp> ops;
     parent.walk<WalkOrder::PreOrder>([&](linalg::LinalgOp op) {
@@ -84,9 +113,8 @@ void OutlineLinalgOpsPass::runOnOperation() {
         ops.push_back(op);
       return WalkResult::skip();
     });
-    Operation *previous = parent;
+    outliner.insertAfter(parent);
     for (auto [index, op] : llvm::enumerate(ops))
-      outline(op, parent, index, symbols, previous);
+      outliner.outline(op, parent, index);
   }
 }
-} // namespace

@@ -35,3 +35,47 @@ func.func @step(%a: memref<4xf32>, %b: memref<4xf32>, %scale: f32) -> tensor<4xf
   %t = linalg.fill ins(%one : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
   return %t : tensor<4xf32>
 }
+
+// Loop nests that would make identical functions share one, whatever the
+// buffers they are called on; one that differs in a type or a constant gets
+// its own. Across functions too (@repeat's copy is @step's).
+// CHECK-LABEL: func.func @repeat(
+// CHECK-SAME: %[[RA:.*]]: memref<4xf32>, %[[RB:.*]]: memref<4xf32>, %[[RC:.*]]: memref<8xf32>
+// CHECK: call @repeat_generic_0(%[[RA]], %[[RB]])
+// CHECK-NEXT: call @repeat_generic_0(%[[RB]], %[[RA]])
+// CHECK-NEXT: call @repeat_generic_2(%[[RA]], %[[RB]])
+// CHECK-NEXT: call @repeat_generic_3(%[[RC]])
+// CHECK-NEXT: call @step_copy_1(%[[RB]], %[[RA]])
+// CHECK-NEXT: return
+// CHECK-NOT: func.func private @repeat_generic_1
+// CHECK-NOT: func.func private @repeat_copy_4
+func.func @repeat(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<8xf32>) {
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %two : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%b : memref<4xf32>) outs(%a : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %two : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %three : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%c : memref<8xf32>) outs(%c : memref<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %two : f32
+    linalg.yield %r : f32
+  }
+  linalg.copy ins(%b : memref<4xf32>) outs(%a : memref<4xf32>)
+  return
+}
