@@ -8,6 +8,7 @@
 
 #include "Importer.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "vram/Dialect/ONNX/TensorSize.h"
 #include "vram/Support/PackedElements.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -45,12 +46,12 @@ void checkByteSize(TensorType type, llvm::StringRef valueName) {
     if (overflow)
       fail("value '" + valueName + "' has more than 2^64 elements");
   }
-  unsigned bits = isa<ONNXStringType>(type.getElementType())
-                      ? 64
-                      : type.getElementTypeBitWidth();
+  // Strings count their pointer, complex numbers both parts.
+  FailureOr<uint64_t> bits = getElementStorageBits(type.getElementType());
+  if (failed(bits))
+    fail("value '" + valueName + "' has an element type with no byte size");
   bool overflow = false;
-  uint64_t totalBits =
-      llvm::SaturatingMultiply(elements, uint64_t(bits), &overflow);
+  uint64_t totalBits = llvm::SaturatingMultiply(elements, *bits, &overflow);
   if (overflow || totalBits / 8 > uint64_t(std::numeric_limits<int64_t>::max()))
     fail("value '" + valueName + "' of " + llvm::Twine(elements) +
          " elements is too large: its byte size overflows 64 bits");
