@@ -57,6 +57,8 @@ static std::optional<StringRef> getKernelName(linalg::LinalgOp op) {
                : std::optional("vram_batch_matmul_f32");
   if (isa<linalg::Conv2DNchwFchwOp>(*op))
     return "vram_conv2d_nchw_fchw_f32";
+  if (isa<linalg::Conv2DNgchwGfchwOp>(*op))
+    return "vram_conv2d_ngchw_gfchw_f32";
   return std::nullopt;
 }
 
@@ -96,12 +98,12 @@ struct CallCPUKernelsPass
     Location loc = op->getLoc();
     SmallVector<Value> arguments =
         castToDynamic(builder, loc, op->getOperands());
-    if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
-      for (DenseIntElementsAttr attr : {conv.getStrides(), conv.getDilations()})
+    // The convolutions' window attributes, named alike on both ops.
+    for (StringRef window : {"strides", "dilations"})
+      if (auto attr = op->getAttrOfType<DenseIntElementsAttr>(window))
         for (APInt value : attr)
           arguments.push_back(arith::ConstantOp::create(
               builder, loc, builder.getI64IntegerAttr(value.getSExtValue())));
-    }
     func::FuncOp kernel =
         getKernel(name, ValueRange(arguments).getTypes(), symbols);
     func::CallOp::create(builder, loc, kernel, arguments);

@@ -8,6 +8,7 @@
 #include "vram/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -73,6 +74,11 @@ void Outliner::outline(linalg::LinalgOp op, func::FuncOp parent,
   // convert-func-to-llvm drops no_inline but keeps LLVM's own attributes.
   callee->setAttr("passthrough",
                   builder.getArrayAttr(builder.getStringAttr("noinline")));
+  // Private to the module in LLVM too: otherwise external, and the
+  // ExecutionEngine would compile a packed wrapper for each.
+  callee->setAttr(
+      "llvm.linkage",
+      LLVM::LinkageAttr::get(builder.getContext(), LLVM::Linkage::Internal));
   IRMapping mapping;
   Block *body = callee.addEntryBlock();
   mapping.map(arguments, body->getArguments());

@@ -1,4 +1,4 @@
-// vram-call-cpu-kernels: f32 matmul, batch matmul and NCHW convolution on
+// vram-call-cpu-kernels: f32 matmul, batch matmul and (grouped) NCHW convolution on
 // contiguous buffers become calls of the BLAS-backed kernels; the operands
 // are cast to dynamic shapes so one declaration serves every shape, and a
 // convolution passes its strides and dilations (h, w) after them.
@@ -19,10 +19,35 @@
 // VALUES-NEXT: [-38, -38, -38]]]]
 // LLVM: llvm.call @_mlir_ciface_vram_conv2d_nchw_fchw_f32
 
+// Grouped convolutions (conv-grouped.onnxtext), both through the kernel:
+// RUN: vram-run %S/Inputs/conv-grouped.onnxtext --print | FileCheck %s --check-prefix=GROUPED
+// RUN: vram-opt %S/Inputs/conv-grouped.onnxtext --emit=llvm | FileCheck %s --check-prefix=GROUPED-LLVM
+// D, depthwise (one channel per group, the direct loop): XD[c, h, w] =
+// 16c + 4h + w (2 x 4 x 4), 2 x 2 filters, strides 2. Filter 0 is all ones:
+// D[0, 0, 0] = 0 + 1 + 4 + 5 = 10, a step of ow adds 2 per tap (+8), of oh
+// 8 per tap (+32). Filter 1 is XD[1, 2oh, 2ow] - XD[1, 2oh + 1, 2ow + 1]:
+// -(4 + 1) = -5 everywhere.
+// GROUPED: output 0 'D'
+// GROUPED-NEXT: {{\[\[\[\[}}10, 18]
+// GROUPED-NEXT: [42, 50]]
+// GROUPED-NEXT: {{\[\[}}-5, -5]
+// GROUPED-NEXT: [-5, -5]]]]
+// G, two channels per group (im2col and a GEMM per group): XG[c, h, w] =
+// 9c + 3h + w (4 x 3 x 3), 2 x 2 filters. Group 0's filter is all ones over
+// channels 0 and 1: (0 + 1 + 3 + 4) + (9 + 10 + 12 + 13) = 52, +8 per step
+// of ow, +24 per step of oh. Group 1's picks XG[3, oh, ow] = 27 + 3oh + ow.
+// GROUPED: output 1 'G'
+// GROUPED-NEXT: {{\[\[\[\[}}52, 60]
+// GROUPED-NEXT: [76, 84]]
+// GROUPED-NEXT: {{\[\[}}27, 28]
+// GROUPED-NEXT: [30, 31]]]]
+// GROUPED-LLVM-COUNT-2: llvm.call @vram_conv2d_ngchw_gfchw_f32(
+
 // CHECK-LABEL: func.func @heavy
 func.func @heavy(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>,
                  %x: memref<2x4x8xf32>, %y: memref<2x8x3xf32>, %z: memref<2x4x3xf32>,
-                 %in: memref<1x3x9x9xf32>, %w: memref<5x3x3x3xf32>, %out: memref<1x5x3x3xf32>) {
+                 %in: memref<1x3x9x9xf32>, %w: memref<5x3x3x3xf32>, %out: memref<1x5x3x3xf32>,
+                 %gin: memref<1x2x1x5x5xf32>, %gw: memref<2x1x1x3x3xf32>, %gout: memref<1x2x1x3x3xf32>) {
   // CHECK: %[[A:.*]] = memref.cast %{{.*}} : memref<4x8xf32> to memref<?x?xf32>
   // CHECK: call @vram_matmul_f32(%[[A]], %{{.*}}, %{{.*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) -> ()
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
@@ -35,6 +60,9 @@ func.func @heavy(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>
   // CHECK: call @vram_conv2d_nchw_fchw_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[SH]], %[[SW]], %[[DH]], %[[DW]])
   linalg.conv_2d_nchw_fchw {strides = dense<[3, 2]> : tensor<2xi64>, dilations = dense<[1, 2]> : tensor<2xi64>}
     ins(%in, %w : memref<1x3x9x9xf32>, memref<5x3x3x3xf32>) outs(%out : memref<1x5x3x3xf32>)
+  // CHECK: call @vram_conv2d_ngchw_gfchw_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?x?x?x?xf32>
+  linalg.conv_2d_ngchw_gfchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%gin, %gw : memref<1x2x1x5x5xf32>, memref<2x1x1x3x3xf32>) outs(%gout : memref<1x2x1x3x3xf32>)
   // CHECK-NOT: linalg.
   return
 }
@@ -58,3 +86,4 @@ func.func @stays(%a: memref<4x8xf16>, %b: memref<8x16xf16>, %c: memref<4x16xf16>
 // CHECK: func.func private @vram_matmul_f32(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) attributes {llvm.emit_c_interface}
 // CHECK: func.func private @vram_batch_matmul_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) attributes {llvm.emit_c_interface}
 // CHECK: func.func private @vram_conv2d_nchw_fchw_f32(memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @vram_conv2d_ngchw_gfchw_f32(memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}

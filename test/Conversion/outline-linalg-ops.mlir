@@ -1,6 +1,6 @@
 // RUN: vram-opt %s --vram-outline-linalg-ops | FileCheck %s
 
-// Each linalg op on buffers moves into a private function of its own that
+// Each linalg op on buffers moves into a private (LLVM: internal) function of its own that
 // LLVM may not inline; the values it uses from above (%scale) become
 // arguments, constants (%one) are cloned in. The op on tensors stays.
 // CHECK-LABEL: func.func @step(
@@ -11,12 +11,12 @@
 // CHECK-NEXT: linalg.fill {{.*}} -> tensor<4xf32>
 // CHECK-NEXT: return
 
-// CHECK: func.func private @step_generic_0(%[[GA:.*]]: memref<4xf32>, %[[GB:.*]]: memref<4xf32>, %[[GS:.*]]: f32) attributes {no_inline, passthrough = ["noinline"]}
+// CHECK: func.func private @step_generic_0(%[[GA:.*]]: memref<4xf32>, %[[GB:.*]]: memref<4xf32>, %[[GS:.*]]: f32) attributes {llvm.linkage = #llvm.linkage<internal>, no_inline, passthrough = ["noinline"]}
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1.0
 // CHECK-NEXT: linalg.generic {{.*}} ins(%[[GA]] : memref<4xf32>) outs(%[[GB]] : memref<4xf32>)
 // CHECK: arith.mulf %{{.*}}, %[[GS]]
 // CHECK: arith.addf %{{.*}}, %[[ONE]]
-// CHECK: func.func private @step_copy_1(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>) attributes {no_inline, passthrough = ["noinline"]}
+// CHECK: func.func private @step_copy_1(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>) attributes {llvm.linkage = #llvm.linkage<internal>, no_inline, passthrough = ["noinline"]}
 // CHECK-NEXT: linalg.copy
 // CHECK-NEXT: return
 

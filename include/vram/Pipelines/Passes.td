@@ -127,17 +127,19 @@ def CallCPUKernelsPass : Pass<"vram-call-cpu-kernels", "mlir::ModuleOp"> {
                 "buffers by calls of BLAS-backed kernels";
   let description = [{
     The CPU path's heavy ops, the way XLA's and IREE's CPU backends route
-    them: `linalg.matmul`, `linalg.batch_matmul` (default indexing maps) and
-    `linalg.conv_2d_nchw_fchw` on f32 memrefs with the identity layout in
-    the default memory space become `func.call`s of
-    `vram_matmul_f32`, `vram_batch_matmul_f32` and
-    `vram_conv2d_nchw_fchw_f32` (with the strides and dilations), declared
-    with `llvm.emit_c_interface` and defined in `libvram_cpu_kernels`
-    (runtime/VramCpuKernels.cpp, on OpenBLAS's `cblas_sgemm`; convolution
-    as im2col and one GEMM per image), which `vram-run` loads. The operands
-    are cast to dynamic shapes, so one declaration serves every shape. Like
-    the ops they replace, the kernels accumulate into the output. Other
-    element types, layouts and the grouped convolutions stay linalg ops.
+    them: `linalg.matmul`, `linalg.batch_matmul` (default indexing maps),
+    `linalg.conv_2d_nchw_fchw` and the grouped `linalg.conv_2d_ngchw_gfchw`
+    on f32 memrefs with the identity layout in the default memory space
+    become `func.call`s of `vram_matmul_f32`, `vram_batch_matmul_f32`,
+    `vram_conv2d_nchw_fchw_f32` and `vram_conv2d_ngchw_gfchw_f32` (with the
+    strides and dilations), declared with `llvm.emit_c_interface` and
+    defined in `libvram_cpu_kernels` (runtime/VramCpuKernels.cpp, on
+    OpenBLAS's `cblas_sgemm`; convolution as im2col and one GEMM per image
+    and group, or, with one input channel per group as in a depthwise
+    convolution, a direct loop per filter tap), which `vram-run` loads. The
+    operands are cast to dynamic shapes, so one declaration serves every
+    shape. Like the ops they replace, the kernels accumulate into the
+    output. Other element types and layouts stay linalg ops.
   }];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect",
@@ -159,7 +161,8 @@ def OutlineLinalgOpsPass
     compile time is linear in the op count.
 
     Each `linalg` op on memrefs (no tensor results) in a function body
-    becomes `func.call @<function>_<op>_<N>(...)` of a private function that
+    becomes `func.call @<function>_<op>_<N>(...)` of a private function
+    (internal linkage in LLVM: no packed wrapper from the ExecutionEngine) that
     takes the op's operands and the values its regions use from above;
     constants are cloned into the new function instead, so that LLVM still
     folds them. An op whose function would be identical to one made before
@@ -168,7 +171,8 @@ def OutlineLinalgOpsPass
     loop nest once: BERT-base's 541 loop nests are 27 functions, and its
     compile time went from 6.0 s to 0.9 s.
   }];
-  let dependentDialects = ["mlir::func::FuncDialect"];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect"];
 }
 
 def FitPlanToArenaPass : Pass<"vram-fit-plan-to-arena", "mlir::ModuleOp"> {
