@@ -217,6 +217,9 @@ void GraphImporter::normalizeToCanonical(NodeContext &node) {
 /// data whose leading dim is the re-bound batch ([1, -1], [1, 512, 12, 64]),
 /// carries the batch: it gets the requested size.
 void GraphImporter::rebindReshapeBatch(NodeContext &node) {
+  // A Reshape without its shape input is refused once built.
+  if (node.operands.size() < 2)
+    return;
   auto data = dyn_cast<RankedTensorType>(node.operands[0].getType());
   if (!data || data.getRank() == 0 ||
       data.getDimSize(0) != rebinding->requested)

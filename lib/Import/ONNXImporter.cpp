@@ -462,6 +462,13 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
           formalCount(canonical->inputs(), node.operands.size());
       while (node.operands.size() < numOperands)
         node.operands.push_back(noValue());
+      for (auto [index, input] : llvm::enumerate(canonical->inputs()))
+        if (input.GetOption() == onnx::OpSchema::Single &&
+            index < node.operands.size() &&
+            isa<NoneType>(node.operands[index].getType()))
+          fail("node '" + node.name + "': " + node.opType + "-" +
+               llvm::Twine(node.version) + " needs its input " +
+               llvm::Twine(index) + " ('" + input.GetName() + "')");
       unsigned numResults =
           formalCount(canonical->outputs(), node.outputs.size());
       node.outputs.resize(numResults);
