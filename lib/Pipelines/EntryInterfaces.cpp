@@ -1,4 +1,10 @@
-//===- PackEntryArguments.cpp - the vram-pack-entry-arguments pass --------===//
+//===- EntryInterfaces.cpp - how callers call the entry function ----------===//
+//
+// vram-emit-c-interface (upstream's C interface, for a C caller ahead of
+// time: the GPU path) and vram-pack-entry-arguments (one pointer to an array
+// of argument and result pointers: the CPU path's JIT).
+//
+//===----------------------------------------------------------------------===//
 
 #include "vram/Pipelines/Passes.h"
 
@@ -6,28 +12,47 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
-#define DEBUG_TYPE "vram-pack-entry-arguments"
-
 namespace vram {
+#define GEN_PASS_DEF_EMITCINTERFACEPASS
 #define GEN_PASS_DEF_PACKENTRYARGUMENTSPASS
 #include "vram/Pipelines/Passes.h.inc"
 } // namespace vram
 
 using namespace mlir;
 
+/// The entry function `@name` of `module` with a body, or null after an
+/// error saying it is missing.
+static func::FuncOp lookupEntry(ModuleOp module, llvm::StringRef name) {
+  auto func = module.lookupSymbol<func::FuncOp>(name);
+  if (func && !func.isExternal())
+    return func;
+  module.emitError() << "entry function '@" << name
+                     << "' not found (or has no body)";
+  return nullptr;
+}
+
 namespace {
+struct EmitCInterfacePass
+    : public vram::impl::EmitCInterfacePassBase<EmitCInterfacePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = lookupEntry(getOperation(), entry);
+    if (!func)
+      return signalPassFailure();
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  UnitAttr::get(&getContext()));
+  }
+};
+
 struct PackEntryArgumentsPass
     : public vram::impl::PackEntryArgumentsPassBase<PackEntryArgumentsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
-    if (!func || func.isExternal()) {
-      module.emitError() << "entry function '@" << entry
-                         << "' not found (or has no body)";
+    func::FuncOp func = lookupEntry(getOperation(), entry);
+    if (!func)
       return signalPassFailure();
-    }
     FunctionType type = func.getFunctionType();
     auto isMemRef = llvm::IsaPred<BaseMemRefType>;
     if (llvm::none_of(type.getInputs(), isMemRef) &&
