@@ -39,6 +39,18 @@ struct ImportError : std::runtime_error {
   throw ImportError(message.str());
 }
 
+/// An error about one node, reported at the node's location, as the ops'
+/// own errors are: `file: node 'name': error: message`.
+struct NodeError : ImportError {
+  NodeError(Location loc, const std::string &message)
+      : ImportError(message), loc(loc) {}
+  Location loc;
+};
+
+[[noreturn]] inline void failAt(Location nodeLoc, const llvm::Twine &message) {
+  throw NodeError(nodeLoc, message.str());
+}
+
 /// An ONNX message (parser context, stack of nodes) on one line.
 std::string oneLine(llvm::StringRef message);
 bool isDefaultDomain(const std::string &domain);
@@ -105,7 +117,7 @@ private:
   DenseElementsAttr readTensorData(const onnx::TensorProto &tensor,
                                    RankedTensorType type);
   NamedAttribute convertAttribute(const onnx::AttributeProto &attr,
-                                  llvm::StringRef nodeName);
+                                  Location nodeLoc);
   void importNode(const onnx::NodeProto &node, unsigned index);
   void importConstantNode(const onnx::NodeProto &node, Location loc);
   ElementsAttr rebindSplatBatch(ElementsAttr value);
@@ -135,8 +147,10 @@ private:
   Value lookup(const std::string &name, llvm::StringRef nodeName);
   Value noValue();
   Location nodeLocation(const onnx::NodeProto &node, unsigned index);
-  /// "node 'conv1': " for a value a node produces, else "".
-  std::string producerPrefix(llvm::StringRef valueName) const;
+  /// Fails with `message` at the node that produces `valueName`, or at the
+  /// file when no node does (a graph input).
+  [[noreturn]] void failAtProducer(llvm::StringRef valueName,
+                                   const llvm::Twine &message) const;
 
   MLIRContext *context;
   OpBuilder builder;
@@ -150,7 +164,8 @@ private:
   /// Types the file declares (value_info, graph outputs): they fill in what
   /// the ops' inference leaves open, and type operators the dialect lacks.
   llvm::StringMap<const onnx::TypeProto *> declaredTypes;
-  llvm::StringMap<std::string> producers;
+  /// The location of the node that produces each value.
+  llvm::StringMap<Location> producers;
   /// Values some node or graph output reads.
   llvm::StringSet<> usedValues;
   llvm::StringMap<int64_t> opsetImports;

@@ -37,8 +37,8 @@ static SmallVector<int64_t> intsOf(Attribute attr) {
 
 [[noreturn]] void failUnmodelled(const NodeContext &node,
                                  const llvm::Twine &what) {
-  fail("node '" + node.name + "': " + node.opType + "-" +
-       llvm::Twine(node.version) + " " + what + " is not modelled");
+  failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) + " " +
+                       what + " is not modelled");
 }
 
 /// Moves an ONNX attribute that later versions made an input into that
@@ -119,9 +119,9 @@ void GraphImporter::normalizeToCanonical(NodeContext &node) {
       int64_t count = cast<IntegerAttr>(*parts).getInt();
       auto type = inputType(0);
       if (count != static_cast<int64_t>(node.outputs.size()))
-        fail("node '" + node.name + "': num_outputs is " + llvm::Twine(count) +
-             " but the node has " + llvm::Twine(node.outputs.size()) +
-             " outputs");
+        failAt(node.loc, "num_outputs is " + llvm::Twine(count) +
+                             " but the node has " +
+                             llvm::Twine(node.outputs.size()) + " outputs");
       int64_t axis = 0;
       for (NamedAttribute attr : node.attributes)
         if (attr.getName() == "axis")
@@ -129,9 +129,8 @@ void GraphImporter::normalizeToCanonical(NodeContext &node) {
       if (!type || axis < -type.getRank() || axis >= type.getRank() ||
           ShapedType::isDynamic(
               type.getDimSize(axis < 0 ? axis + type.getRank() : axis)))
-        fail("node '" + node.name +
-             "': Split-18 with num_outputs needs the "
-             "input's static extent along the axis");
+        failAt(node.loc, "Split-18 with num_outputs needs the "
+                         "input's static extent along the axis");
       // ONNX 18: parts of ceil(extent / n), the last one smaller.
       int64_t extent = type.getDimSize(axis < 0 ? axis + type.getRank() : axis);
       int64_t chunk = llvm::divideCeil(extent, count);
@@ -173,8 +172,8 @@ void GraphImporter::normalizeToCanonical(NodeContext &node) {
     std::optional<Attribute> pads = takeAttribute(node.attributes, "pads");
     std::optional<Attribute> value = takeAttribute(node.attributes, "value");
     if (!pads)
-      fail("node '" + node.name + "': Pad-" + llvm::Twine(version) +
-           " needs a 'pads' attribute");
+      failAt(node.loc,
+             "Pad-" + llvm::Twine(version) + " needs a 'pads' attribute");
     Type elementType =
         cast<TensorType>(node.operands[0].getType()).getElementType();
     node.operands.resize(3, noValue());
@@ -191,14 +190,15 @@ void GraphImporter::normalizeToCanonical(NodeContext &node) {
       SmallVector<int64_t> pads =
           requireConstantInts(node.operands[1], node, "the pads input");
       if (!type || pads.size() != 2 * axes.size())
-        fail("node '" + node.name + "': Pad has " + llvm::Twine(pads.size()) +
-             " pads for " + llvm::Twine(axes.size()) + " axes");
+        failAt(node.loc, "Pad has " + llvm::Twine(pads.size()) + " pads for " +
+                             llvm::Twine(axes.size()) + " axes");
       int64_t rank = type.getRank();
       SmallVector<int64_t> full(2 * rank, 0);
       for (auto [i, axis] : llvm::enumerate(axes)) {
         if (axis < -rank || axis >= rank)
-          fail("node '" + node.name + "': Pad axis " + llvm::Twine(axis) +
-               " is out of range for rank " + llvm::Twine(rank));
+          failAt(node.loc, "Pad axis " + llvm::Twine(axis) +
+                               " is out of range for rank " +
+                               llvm::Twine(rank));
         int64_t d = axis < 0 ? axis + rank : axis;
         full[d] = pads[i];
         full[d + rank] = pads[i + axes.size()];
@@ -258,10 +258,11 @@ void GraphImporter::checkOutputsFollowBatch(const onnx::GraphProto &graph,
         dims[0].dim_value() != rebinding->exported || !type ||
         type.getRank() == 0 || type.getDimSize(0) == rebinding->requested)
       continue;
-    fail(producerPrefix(output.name()) + "output '" + output.name() +
-         "' has leading dimension " + llvm::Twine(type.getDimSize(0)) +
-         ", not the batch " + llvm::Twine(rebinding->requested) + ": " +
-         rebindingAdvice());
+    failAtProducer(output.name(),
+                   "output '" + output.name() + "' has leading dimension " +
+                       llvm::Twine(type.getDimSize(0)) + ", not the batch " +
+                       llvm::Twine(rebinding->requested) + ": " +
+                       rebindingAdvice());
   }
 }
 
@@ -306,9 +307,8 @@ void GraphImporter::normalizeResize(NodeContext &node) {
     return;
   auto type = dyn_cast<RankedTensorType>(node.operands[0].getType());
   if (!type || !type.hasStaticShape())
-    fail("node '" + node.name +
-         "': Resize with axes or an aspect-ratio "
-         "policy needs a static input shape");
+    failAt(node.loc, "Resize with axes or an aspect-ratio "
+                     "policy needs a static input shape");
   int64_t rank = type.getRank();
   SmallVector<int64_t> axes;
   if (axesAttr)
@@ -316,8 +316,9 @@ void GraphImporter::normalizeResize(NodeContext &node) {
       int64_t normalized = axis < 0 ? axis + rank : axis;
       if (normalized < 0 || normalized >= rank ||
           llvm::is_contained(axes, normalized))
-        fail("node '" + node.name + "': Resize axis " + llvm::Twine(axis) +
-             " is out of range for rank " + llvm::Twine(rank) + " or repeated");
+        failAt(node.loc, "Resize axis " + llvm::Twine(axis) +
+                             " is out of range for rank " + llvm::Twine(rank) +
+                             " or repeated");
       axes.push_back(normalized);
     }
   else
@@ -332,8 +333,9 @@ void GraphImporter::normalizeResize(NodeContext &node) {
     for (const APFloat &value : roiAttr.getValues<APFloat>())
       given.push_back(static_cast<float>(value.convertToDouble()));
     if (given.size() != 2 * axes.size())
-      fail("node '" + node.name + "': Resize has " + llvm::Twine(given.size()) +
-           " roi values for " + llvm::Twine(axes.size()) + " axes");
+      failAt(node.loc, "Resize has " + llvm::Twine(given.size()) +
+                           " roi values for " + llvm::Twine(axes.size()) +
+                           " axes");
     SmallVector<float> full(rank, 0.0f);
     full.append(rank, 1.0f);
     for (auto [i, axis] : llvm::enumerate(axes)) {
@@ -350,8 +352,8 @@ void GraphImporter::normalizeResize(NodeContext &node) {
     SmallVector<int64_t> given =
         requireConstantInts(sizes, node, "the sizes input");
     if (given.size() != axes.size())
-      fail("node '" + node.name + "': Resize has " + llvm::Twine(given.size()) +
-           " sizes for " + llvm::Twine(axes.size()) + " axes");
+      failAt(node.loc, "Resize has " + llvm::Twine(given.size()) +
+                           " sizes for " + llvm::Twine(axes.size()) + " axes");
     SmallVector<int64_t> full(type.getShape());
     if (policy == "stretch") {
       for (auto [i, axis] : llvm::enumerate(axes))
@@ -374,13 +376,12 @@ void GraphImporter::normalizeResize(NodeContext &node) {
   }
   DenseFPElementsAttr scalesAttr;
   if (!matchPattern(node.operands[2], m_Constant(&scalesAttr)))
-    fail("node '" + node.name +
-         "': Resize with axes needs constant scales or sizes");
+    failAt(node.loc, "Resize with axes needs constant scales or sizes");
   SmallVector<float> full(rank, 1.0f);
   SmallVector<float> given(scalesAttr.getValues<float>());
   if (given.size() != axes.size())
-    fail("node '" + node.name + "': Resize has " + llvm::Twine(given.size()) +
-         " scales for " + llvm::Twine(axes.size()) + " axes");
+    failAt(node.loc, "Resize has " + llvm::Twine(given.size()) +
+                         " scales for " + llvm::Twine(axes.size()) + " axes");
   for (auto [i, axis] : llvm::enumerate(axes))
     full[axis] = given[i];
   auto scalesType = RankedTensorType::get({rank}, builder.getF32Type());
@@ -399,12 +400,12 @@ bool GraphImporter::importLegacySoftmax(NodeContext &node) {
     if (attr.getName() == "axis")
       axis = cast<IntegerAttr>(attr.getValue()).getInt();
   if (!type)
-    fail("node '" + node.name + "': " + node.opType + "-" +
-         llvm::Twine(node.version) + " needs an input of known rank");
+    failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
+                         " needs an input of known rank");
   int64_t rank = type.getRank();
   if (axis < -rank || axis >= rank)
-    fail("node '" + node.name + "': " + node.opType + " axis " +
-         llvm::Twine(axis) + " is out of range for rank " + llvm::Twine(rank));
+    failAt(node.loc, "" + node.opType + " axis " + llvm::Twine(axis) +
+                         " is out of range for rank " + llvm::Twine(rank));
   if ((axis < 0 ? axis + rank : axis) == rank - 1)
     return false;
   Value flat = createInferred<ONNXFlattenOp>(

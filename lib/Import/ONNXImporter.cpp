@@ -41,9 +41,10 @@ using namespace mlir;
 
 namespace vram::importer {
 
-std::string GraphImporter::producerPrefix(llvm::StringRef valueName) const {
+void GraphImporter::failAtProducer(llvm::StringRef valueName,
+                                   const llvm::Twine &message) const {
   auto it = producers.find(valueName);
-  return it == producers.end() ? "" : "node '" + it->second + "': ";
+  failAt(it == producers.end() ? fileLoc : it->second, message);
 }
 
 Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
@@ -166,10 +167,11 @@ SmallVector<int64_t> GraphImporter::requireConstantInts(Value value,
                                                         llvm::StringRef what) {
   std::optional<SmallVector<int64_t>> values = getConstantInts(value);
   if (!values)
-    fail("node '" + node.name + "' (" + node.opType + "-" +
-         llvm::Twine(node.version) + "): " + what +
-         " must be a constant (it is computed at run time); this tool needs "
-         "it to know the result's shape");
+    failAt(
+        node.loc,
+        node.opType + "-" + llvm::Twine(node.version) + ": " + what +
+            " must be a constant (it is computed at run time); this tool needs "
+            "it to know the result's shape");
   return *values;
 }
 
@@ -190,9 +192,10 @@ void GraphImporter::refineWithDeclaredType(Value result, llvm::StringRef name,
   const auto &dims = declaredIt->second->tensor_type().shape().dim();
   auto ranked = dyn_cast<RankedTensorType>(inferred);
   if (ranked && ranked.getRank() != dims.size())
-    fail("node '" + node.name + "': output '" + name + "' is declared with " +
-         llvm::Twine(dims.size()) + " dimensions but infers to " +
-         llvm::Twine(ranked.getRank()));
+    failAt(node.loc, "output '" + name + "' is declared with " +
+                         llvm::Twine(dims.size()) +
+                         " dimensions but infers to " +
+                         llvm::Twine(ranked.getRank()));
   SmallVector<int64_t> shape;
   for (auto [i, dim] : llvm::enumerate(dims)) {
     int64_t ours = ranked ? ranked.getDimSize(i) : ShapedType::kDynamic;
@@ -201,10 +204,10 @@ void GraphImporter::refineWithDeclaredType(Value result, llvm::StringRef name,
       continue;
     }
     if (!ShapedType::isDynamic(ours) && ours != dim.dim_value() && !rebinding)
-      fail("node '" + node.name + "': output '" + name +
-           "' is declared with dimension " + llvm::Twine(i) + " = " +
-           llvm::Twine(dim.dim_value()) + " but infers to " +
-           llvm::Twine(ours));
+      failAt(node.loc, "output '" + name + "' is declared with dimension " +
+                           llvm::Twine(i) + " = " +
+                           llvm::Twine(dim.dim_value()) + " but infers to " +
+                           llvm::Twine(ours));
     shape.push_back(ShapedType::isDynamic(ours) ? dim.dim_value() : ours);
   }
   result.setType(RankedTensorType::get(shape, inferred.getElementType()));
@@ -257,12 +260,13 @@ SmallVector<Type> GraphImporter::inferGenericTypes(const NodeContext &node,
   }
   if (complete)
     return types;
-  fail("node '" + node.name + "': cannot infer the result types of " +
-       proto.op_type() +
-       (proto.domain().empty() ? "" : " (domain " + proto.domain() + ")") +
-       " at opset " + llvm::Twine(modelOpset) +
-       ": the operator is not supported and the file does not declare its "
-       "outputs' shapes");
+  failAt(
+      node.loc,
+      "cannot infer the result types of " + proto.op_type() +
+          (proto.domain().empty() ? "" : " (domain " + proto.domain() + ")") +
+          " at opset " + llvm::Twine(modelOpset) +
+          ": the operator is not supported and the file does not declare its "
+          "outputs' shapes");
 }
 
 /// libonnx 1.12's shape inference for one node, on the types the importer
@@ -393,14 +397,16 @@ void checkAttributeTypes(const onnx::NodeProto &proto,
     std::optional<onnx::AttributeProto::AttributeType> expected =
         getExpectedAttributeType(canonical, attr.name());
     if (!expected)
-      fail("node '" + node.name + "': " + node.opType + "-" +
-           llvm::Twine(node.version) + " has an attribute '" + attr.name() +
-           "' that is not modelled");
+      failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
+                           " has an attribute '" + attr.name() +
+                           "' that is not modelled");
     if (attr.type() != *expected)
-      fail("node '" + node.name + "': attribute '" + attr.name() + "' of " +
-           node.opType + "-" + llvm::Twine(node.version) + " must be " +
-           onnx::AttributeProto::AttributeType_Name(*expected) + ", not " +
-           onnx::AttributeProto::AttributeType_Name(attr.type()));
+      failAt(node.loc,
+             "attribute '" + attr.name() + "' of " + node.opType + "-" +
+                 llvm::Twine(node.version) + " must be " +
+                 onnx::AttributeProto::AttributeType_Name(*expected) +
+                 ", not " +
+                 onnx::AttributeProto::AttributeType_Name(attr.type()));
   }
 }
 
@@ -421,8 +427,9 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
     std::optional<int64_t> version =
         getModelledOperatorVersion(proto.op_type(), modelOpset);
     if (version && *version == 0)
-      fail("node '" + node.name + "': operator " + proto.op_type() +
-           " does not exist at opset " + llvm::Twine(modelOpset));
+      failAt(node.loc, "operator " + proto.op_type() +
+                           " does not exist at opset " +
+                           llvm::Twine(modelOpset));
     if (version) {
       node.version = *version;
       dedicated = RegisteredOperationName::lookup("onnx." + proto.op_type(),
@@ -445,12 +452,12 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
   for (const std::string &output : proto.output())
     node.outputs.push_back(output);
   for (const auto &attr : proto.attribute())
-    node.attributes.push_back(convertAttribute(attr, node.name));
+    node.attributes.push_back(convertAttribute(attr, node.loc));
 
   if (dedicated) {
     if (node.operands.empty() || isa<NoneType>(node.operands[0].getType()))
-      fail("node '" + node.name + "': " + node.opType + "-" +
-           llvm::Twine(node.version) + " needs its first input");
+      failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
+                           " needs its first input");
     if ((node.opType == "Softmax" || node.opType == "LogSoftmax") &&
         node.version < 13 && importLegacySoftmax(node))
       return;
@@ -466,9 +473,9 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
         if (input.GetOption() == onnx::OpSchema::Single &&
             index < node.operands.size() &&
             isa<NoneType>(node.operands[index].getType()))
-          fail("node '" + node.name + "': " + node.opType + "-" +
-               llvm::Twine(node.version) + " needs its input " +
-               llvm::Twine(index) + " ('" + input.GetName() + "')");
+          failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
+                               " needs its input " + llvm::Twine(index) +
+                               " ('" + input.GetName() + "')");
       unsigned numResults =
           formalCount(canonical->outputs(), node.outputs.size());
       node.outputs.resize(numResults);
@@ -477,17 +484,16 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
             llvm::none_of(node.attributes, [&](NamedAttribute a) {
               return a.getName() == name;
             }))
-          fail("node '" + node.name + "': " + node.opType + "-" +
-               llvm::Twine(node.version) + " needs the attribute '" + name +
-               "'");
+          failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
+                               " needs the attribute '" + name + "'");
     }
     // Every attribute must be one the op defines: an attribute ONNX added in
     // a version the mapping does not know would otherwise be ignored.
     for (NamedAttribute attr : node.attributes)
       if (!llvm::is_contained(dedicated->getAttributeNames(), attr.getName()))
-        fail("node '" + node.name + "': " + node.opType + "-" +
-             llvm::Twine(node.version) + " has an attribute '" +
-             attr.getName().getValue() + "' that is not modelled");
+        failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
+                             " has an attribute '" + attr.getName().getValue() +
+                             "' that is not modelled");
   }
 
   SmallVector<NamedAttribute> attributes = node.attributes;
@@ -553,7 +559,7 @@ OwningOpRef<ModuleOp> GraphImporter::import(const onnx::ModelProto &model) {
     declaredTypes[info.name()] = &info.type();
   for (auto [index, node] : llvm::enumerate(graph.node())) {
     for (const std::string &output : node.output())
-      producers[output] = getNodeName(node, index);
+      producers.insert_or_assign(output, nodeLocation(node, index));
     for (const std::string &input : node.input())
       usedValues.insert(input);
   }
@@ -736,6 +742,8 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
     return importedModule;
   } catch (const ReportedError &) {
     // The op's shape inference has emitted the error.
+  } catch (const NodeError &e) {
+    emitError(e.loc) << oneLine(e.what());
   } catch (const onnx::checker::ValidationError &e) {
     emitError(fileLoc) << "invalid ONNX model: " << oneLine(e.what());
   } catch (const onnx::InferenceError &e) {

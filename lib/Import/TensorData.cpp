@@ -74,10 +74,11 @@ TensorType GraphImporter::convertTensorType(const onnx::TypeProto &type,
   for (const auto &dim : tensorType.shape().dim()) {
     if (dim.has_dim_value()) {
       if (dim.dim_value() < 0)
-        fail(producerPrefix(valueName) + "ONNX shape inference gives '" +
-             valueName + "' a negative dimension (" +
-             llvm::Twine(dim.dim_value()) +
-             "): the operands' shapes are impossible for this op");
+        failAtProducer(
+            valueName,
+            "ONNX shape inference gives '" + valueName +
+                "' a negative dimension (" + llvm::Twine(dim.dim_value()) +
+                "): the operands' shapes are impossible for this op");
       shape.push_back(dim.dim_value());
     } else {
       shape.push_back(ShapedType::kDynamic);
@@ -201,7 +202,7 @@ DenseElementsAttr GraphImporter::readTensorData(const onnx::TensorProto &tensor,
 }
 
 NamedAttribute GraphImporter::convertAttribute(const onnx::AttributeProto &attr,
-                                               llvm::StringRef nodeName) {
+                                               Location nodeLoc) {
   using AP = onnx::AttributeProto;
   auto name = builder.getStringAttr(attr.name());
   switch (attr.type()) {
@@ -225,8 +226,9 @@ NamedAttribute GraphImporter::convertAttribute(const onnx::AttributeProto &attr,
   case AP::TENSOR:
     return {name, readTensorData(attr.t(), tensorTypeOf(attr.t()))};
   default:
-    fail("node '" + nodeName + "': attribute '" + attr.name() +
-         "' holds a graph, sparse tensor or type; not supported");
+    failAt(nodeLoc,
+           "attribute '" + attr.name() +
+               "' holds a graph, sparse tensor or type; not supported");
   }
 }
 
