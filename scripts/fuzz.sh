@@ -47,6 +47,8 @@ mkdir -p "$build/artifacts"
 # ASan-built copy of its code, not in libMLIR's.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0}
 jobs=$(nproc)
+# The fuzzers run in the background: stopping this script stops them too.
+trap 'kill $(jobs -p) 2>/dev/null; exit 130' INT TERM
 # One libFuzzer process per core, each a share of the runs, on one corpus.
 fuzz() {
   local target=$1 runs=$2 seeds=$3 max_len=$4 keep_kb=$5
