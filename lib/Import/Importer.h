@@ -89,6 +89,11 @@ struct NodeContext {
   SmallVector<Value> operands;
   SmallVector<NamedAttribute> attributes;
   SmallVector<std::string> outputs;
+
+  /// The operator and its version as errors name it: "Reshape-19".
+  std::string getVersionedOp() const {
+    return opType + "-" + std::to_string(version);
+  }
 };
 
 /// --batch on an export whose batch is static: the size in the file and the

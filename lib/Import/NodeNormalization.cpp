@@ -37,8 +37,7 @@ static SmallVector<int64_t> intsOf(Attribute attr) {
 
 [[noreturn]] void failUnmodelled(const NodeContext &node,
                                  const llvm::Twine &what) {
-  failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) + " " +
-                       what + " is not modelled");
+  failAt(node.loc, node.getVersionedOp() + " " + what + " is not modelled");
 }
 
 /// Moves an ONNX attribute that later versions made an input into that
@@ -400,8 +399,7 @@ bool GraphImporter::importLegacySoftmax(NodeContext &node) {
     if (attr.getName() == "axis")
       axis = cast<IntegerAttr>(attr.getValue()).getInt();
   if (!type)
-    failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
-                         " needs an input of known rank");
+    failAt(node.loc, node.getVersionedOp() + " needs an input of known rank");
   int64_t rank = type.getRank();
   if (axis < -rank || axis >= rank)
     failAt(node.loc, "" + node.opType + " axis " + llvm::Twine(axis) +

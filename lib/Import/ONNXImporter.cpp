@@ -169,7 +169,7 @@ SmallVector<int64_t> GraphImporter::requireConstantInts(Value value,
   if (!values)
     failAt(
         node.loc,
-        node.opType + "-" + llvm::Twine(node.version) + ": " + what +
+        node.getVersionedOp() + ": " + what +
             " must be a constant (it is computed at run time); this tool needs "
             "it to know the result's shape");
   return *values;
@@ -397,13 +397,12 @@ void checkAttributeTypes(const onnx::NodeProto &proto,
     std::optional<onnx::AttributeProto::AttributeType> expected =
         getExpectedAttributeType(canonical, attr.name());
     if (!expected)
-      failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
-                           " has an attribute '" + attr.name() +
-                           "' that is not modelled");
+      failAt(node.loc, node.getVersionedOp() + " has an attribute '" +
+                           attr.name() + "' that is not modelled");
     if (attr.type() != *expected)
       failAt(node.loc,
-             "attribute '" + attr.name() + "' of " + node.opType + "-" +
-                 llvm::Twine(node.version) + " must be " +
+             "attribute '" + attr.name() + "' of " + node.getVersionedOp() +
+                 " must be " +
                  onnx::AttributeProto::AttributeType_Name(*expected) +
                  ", not " +
                  onnx::AttributeProto::AttributeType_Name(attr.type()));
@@ -456,8 +455,7 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
 
   if (dedicated) {
     if (node.operands.empty() || isa<NoneType>(node.operands[0].getType()))
-      failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
-                           " needs its first input");
+      failAt(node.loc, node.getVersionedOp() + " needs its first input");
     if ((node.opType == "Softmax" || node.opType == "LogSoftmax") &&
         node.version < 13 && importLegacySoftmax(node))
       return;
@@ -473,9 +471,9 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
         if (input.GetOption() == onnx::OpSchema::Single &&
             index < node.operands.size() &&
             isa<NoneType>(node.operands[index].getType()))
-          failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
-                               " needs its input " + llvm::Twine(index) +
-                               " ('" + input.GetName() + "')");
+          failAt(node.loc, node.getVersionedOp() + " needs its input " +
+                               llvm::Twine(index) + " ('" + input.GetName() +
+                               "')");
       unsigned numResults =
           formalCount(canonical->outputs(), node.outputs.size());
       node.outputs.resize(numResults);
@@ -484,15 +482,15 @@ void GraphImporter::importNode(const onnx::NodeProto &proto, unsigned index) {
             llvm::none_of(node.attributes, [&](NamedAttribute a) {
               return a.getName() == name;
             }))
-          failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
-                               " needs the attribute '" + name + "'");
+          failAt(node.loc,
+                 node.getVersionedOp() + " needs the attribute '" + name + "'");
     }
     // Every attribute must be one the op defines: an attribute ONNX added in
     // a version the mapping does not know would otherwise be ignored.
     for (NamedAttribute attr : node.attributes)
       if (!llvm::is_contained(dedicated->getAttributeNames(), attr.getName()))
-        failAt(node.loc, "" + node.opType + "-" + llvm::Twine(node.version) +
-                             " has an attribute '" + attr.getName().getValue() +
+        failAt(node.loc, node.getVersionedOp() + " has an attribute '" +
+                             attr.getName().getValue() +
                              "' that is not modelled");
   }
 

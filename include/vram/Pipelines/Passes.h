@@ -46,10 +46,10 @@ void buildDeviceBufferPipeline(mlir::OpPassManager &pm);
 
 /// Appends `vram-lower-to-cpu` to `pm`: onnx (or linalg on tensors) down to
 /// the LLVM dialect, ready for mlir::ExecutionEngine. The entry function
-/// `entry` gets a C interface (`_mlir_ciface_<entry>`); its memref
-/// arguments have the identity layout, and its results are out-params: one
-/// more argument per result, in order, a buffer the caller allocates and the
-/// function fills (results updated in an argument's buffer stay there and
+/// `entry` takes one pointer to an array of descriptor pointers
+/// (vram-pack-entry-arguments): its memref arguments, with the identity
+/// layout, then its results as out-params, buffers the caller allocates and
+/// the function fills (results updated in an argument's buffer stay there and
 /// get none: VramDialect::kResultsInArgumentsAttrName says which).
 void buildLowerToCPUPipeline(mlir::OpPassManager &pm,
                              llvm::StringRef entry = "main");
