@@ -108,6 +108,30 @@ static std::string getCpuKernelsPath() {
   return std::string(path);
 }
 
+/// Makes OpenBLAS use the GEMM kernels of the instruction set this CPU has.
+/// Its runtime dispatch goes by CPU model number, and on one it does not
+/// know (a recent Xeon, a virtual machine's generic model) it falls back to
+/// its SSE3 "Prescott" kernels: 57 instead of 231 GFLOPS for a 1024^3 sgemm
+/// on the build machine's AVX-512 Xeon. OpenBLAS reads OPENBLAS_CORETYPE once,
+/// when it is loaded, so this must run before the JIT loads the CPU kernels'
+/// library; a value the user set wins.
+static void chooseBlasKernels() {
+  if (std::getenv("OPENBLAS_CORETYPE"))
+    return;
+  const char *core = nullptr;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512cd"))
+    core = "SkylakeX";
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    core = "Haswell";
+#endif
+  if (core)
+    setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/0);
+}
+
 FailureOr<std::unique_ptr<CompiledFunction>>
 CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
                           FunctionSignature signature) {
@@ -141,6 +165,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
 
   static std::once_flag initTarget;
   std::call_once(initTarget, [] {
+    chooseBlasKernels();
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
