@@ -32,6 +32,11 @@ void vram::buildONNXToLinalgPipeline(OpPassManager &pm) {
 
 void vram::buildTensorToBufferPipeline(OpPassManager &pm) {
   convertToLinalg(pm);
+  // Fewer tensors before they become buffers: chains of elementwise ops in
+  // one loop nest, and activations computed inside the padded input of the
+  // convolution that reads them.
+  pm.addNestedPass<func::FuncOp>(createFuseElementwiseOpsPass());
+  pm.addNestedPass<func::FuncOp>(createPadInPlacePass());
   // Every destination its own allocation before CSE: CSE merges equal
   // tensor.empty ops, and one-shot bufferization then writes unrelated
   // results of one shape into one buffer (a backward gradient into the
@@ -52,6 +57,10 @@ void vram::buildTensorToBufferPipeline(OpPassManager &pm) {
   // host memory, arguments and results included. No other tensor has one.
   bufferize.useEncodingForMemorySpace = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A slice computed in place and inserted back where it was extracted
+  // (vram-pad-in-place) bufferizes to a copy between two equal subviews:
+  // merged, the canonicalizer that follows drops the copy as a self-copy.
+  pm.addPass(createCSEPass());
   // Parameters and optimizer state updated in place stay in their
   // arguments: returning them again would copy them.
   pm.addPass(createDropArgumentResultsPass());

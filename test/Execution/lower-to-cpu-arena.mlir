@@ -29,39 +29,25 @@
 // CHECK:      output 0 'result0': tensor<8xf32>
 // CHECK-NEXT: {{^}}[9, 15, 21, 27, 33, 39, 45, 51]
 
-#id = affine_map<(d0) -> (d0)>
+// Named ops (linalg.add, linalg.mul), which vram-fuse-elementwise-ops
+// leaves alone, so that each result is a buffer of its own (as
+// linalg.generic ops, the chain would be one loop nest).
 func.func @main() -> tensor<8xf32> {
   %x = arith.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]> : tensor<8xf32>
-  %one = arith.constant 1.0 : f32
-  %two = arith.constant 2.0 : f32
-  %three = arith.constant 3.0 : f32
+  %one = arith.constant dense<1.0> : tensor<8xf32>
+  %two = arith.constant dense<2.0> : tensor<8xf32>
+  %three = arith.constant dense<3.0> : tensor<8xf32>
   %ea = tensor.empty() : tensor<8xf32>
-  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
-      ins(%x : tensor<8xf32>) outs(%ea : tensor<8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = arith.addf %in, %one : f32
-    linalg.yield %r : f32
-  } -> tensor<8xf32>
+  %a = linalg.add ins(%x, %one : tensor<8xf32>, tensor<8xf32>)
+      outs(%ea : tensor<8xf32>) -> tensor<8xf32>
   %eb = tensor.empty() : tensor<8xf32>
-  %b = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
-      ins(%a : tensor<8xf32>) outs(%eb : tensor<8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = arith.mulf %in, %two : f32
-    linalg.yield %r : f32
-  } -> tensor<8xf32>
+  %b = linalg.mul ins(%a, %two : tensor<8xf32>, tensor<8xf32>)
+      outs(%eb : tensor<8xf32>) -> tensor<8xf32>
   %ec = tensor.empty() : tensor<8xf32>
-  %c = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
-      ins(%b : tensor<8xf32>) outs(%ec : tensor<8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = arith.addf %in, %one : f32
-    linalg.yield %r : f32
-  } -> tensor<8xf32>
+  %c = linalg.add ins(%b, %one : tensor<8xf32>, tensor<8xf32>)
+      outs(%ec : tensor<8xf32>) -> tensor<8xf32>
   %ed = tensor.empty() : tensor<8xf32>
-  %d = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
-      ins(%c : tensor<8xf32>) outs(%ed : tensor<8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = arith.mulf %in, %three : f32
-    linalg.yield %r : f32
-  } -> tensor<8xf32>
+  %d = linalg.mul ins(%c, %three : tensor<8xf32>, tensor<8xf32>)
+      outs(%ed : tensor<8xf32>) -> tensor<8xf32>
   return %d : tensor<8xf32>
 }

@@ -78,6 +78,52 @@ def DecomposeAggregatedOpsPass
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def FuseElementwiseOpsPass
+    : InterfacePass<"vram-fuse-elementwise-ops",
+                    "mlir::FunctionOpInterface"> {
+  let summary = "Fuses chains of elementwise linalg.generic ops on tensors "
+                "into one loop nest, without computing anything twice";
+  let description = [{
+    Each ONNX op lowers to its own linalg op, so a chain such as batch
+    normalization then ReLU6, or x * sigmoid(x), writes and reads back a
+    whole tensor between every two steps: on CPU that memory traffic, not
+    arithmetic, is most of the time of the small-channel networks. This
+    pass applies upstream's elementwise fusion
+    (`linalg::populateElementwiseOpsFusionPatterns`) where it repeats no
+    work: the producer's result has no other use, and the consumer reads
+    each of its elements once (a permutation indexing map). A per-channel
+    value broadcast over an image (the scale of a squeeze-and-excitation
+    block) stays its own op, computed once per channel. Fewer tensors also
+    means fewer buffers for the arena. Upstream's `linalg-fuse-elementwise-ops`
+    fuses whenever the producer has one use, broadcasts included, and also
+    folds reshapes into generics and constants into their users.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def PadInPlacePass
+    : InterfacePass<"vram-pad-in-place", "mlir::FunctionOpInterface"> {
+  let summary = "Makes the producer of a padded tensor write into the "
+                "interior of the padded one";
+  let description = [{
+    A convolution with padding reads `tensor.pad` of its input, which
+    bufferizes to a new buffer, a fill and a strided copy of the whole
+    input (`memrefCopy` on CPU, one row at a time). When the padded tensor
+    is the only use of a linalg op's result (the activation before the
+    convolution) and that op writes into a `tensor.empty`, the
+    pad becomes a fill of the padded tensor, and the producer writes into
+    its interior (`tensor.extract_slice`) which is then inserted back
+    (`tensor.insert_slice` of the same subset): one-shot bufferization
+    computes the producer in place in the padded buffer and copies nothing.
+    One buffer fewer, and no copy: what upstream's empty-tensor elimination
+    does, for pads only and only where the producer's result has no other
+    reader (which would otherwise read a strided view of the padded buffer).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def DropArgumentResultsPass
     : Pass<"vram-drop-argument-results", "mlir::ModuleOp"> {
   let summary = "Drops results that are an argument's buffer, updated in "

@@ -1,0 +1,51 @@
+//===- FuseElementwiseOps.cpp - vram-fuse-elementwise-ops -----------------===//
+//
+// Upstream's elementwise fusion of linalg.generic ops on tensors, under a
+// control that keeps it from repeating work (see the pass description).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ScheduleOrder.h"
+#include "vram/Pipelines/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace vram {
+#define GEN_PASS_DEF_FUSEELEMENTWISEOPSPASS
+#include "vram/Pipelines/Passes.h.inc"
+} // namespace vram
+
+using namespace mlir;
+
+/// Fuses the producer of `operand` into its consumer when nothing is
+/// computed twice and the schedule stays: the result has no other use
+/// (which would need it too), the consumer reads each of its elements once
+/// (a permutation map; a broadcast read, such as a per-channel scale applied
+/// over an image, would rerun the producer at every element it is broadcast
+/// to), and the consumer runs right after the producer (fused further away,
+/// the producer's inputs would stay live until the consumer runs, across
+/// whatever a memory plan put in between).
+static bool fusesInPlace(OpOperand *operand) {
+  Operation *producer = operand->get().getDefiningOp();
+  auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  return producer && consumer && producer->hasOneUse() &&
+         consumer.getMatchingIndexingMap(operand).isPermutation() &&
+         vram::runsRightAfter(producer, consumer);
+}
+
+namespace {
+struct FuseElementwiseOpsPass
+    : public vram::impl::FuseElementwiseOpsPassBase<FuseElementwiseOpsPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    linalg::populateElementwiseOpsFusionPatterns(patterns, fusesInPlace);
+    // Drops the operands and results a fusion leaves unused or repeated.
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
