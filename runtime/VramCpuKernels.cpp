@@ -58,15 +58,17 @@ void convolveImage(const float *image, const float *filter, float *output,
                    const ConvShape &s, std::vector<float> &unfolded) {
   int64_t columns = s.outH * s.outW;
   if (s.channels == 1) {
+    // Every tap of a filter into one output row while the row is in cache
+    // (tap by tap over the whole plane read and wrote it once per tap).
     for (int64_t f = 0; f < s.features; ++f)
-      for (int64_t kh = 0; kh < s.kernelH; ++kh)
-        for (int64_t kw = 0; kw < s.kernelW; ++kw) {
-          float weight = filter[(f * s.kernelH + kh) * s.kernelW + kw];
-          for (int64_t oh = 0; oh < s.outH; ++oh) {
+      for (int64_t oh = 0; oh < s.outH; ++oh) {
+        float *out = output + f * columns + oh * s.outW;
+        for (int64_t kh = 0; kh < s.kernelH; ++kh)
+          for (int64_t kw = 0; kw < s.kernelW; ++kw) {
+            float weight = filter[(f * s.kernelH + kh) * s.kernelW + kw];
             const float *in = image +
                               (oh * s.strideH + kh * s.dilationH) * s.width +
                               kw * s.dilationW;
-            float *out = output + f * columns + oh * s.outW;
             if (s.strideW == 1)
               for (int64_t ow = 0; ow < s.outW; ++ow)
                 out[ow] += weight * in[ow];
@@ -74,7 +76,7 @@ void convolveImage(const float *image, const float *filter, float *output,
               for (int64_t ow = 0; ow < s.outW; ++ow)
                 out[ow] += weight * in[ow * s.strideW];
           }
-        }
+      }
     return;
   }
   int64_t rows = s.channels * s.kernelH * s.kernelW;
