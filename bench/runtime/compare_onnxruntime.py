@@ -173,15 +173,15 @@ def main():
                 actual = next(iter(inputs.values())).shape[0]
                 if actual not in batches:
                     batches.append(actual)
-                    ratios += row(args.build, name, weighted, session, inputs)
+                    ratios += row(args.build, name, actual, weighted,
+                                  session, inputs)
     if ratios:
         print(f"\ngeomean run ratio: {statistics.geometric_mean(ratios):.1f}x")
     return 0
 
 
-def row(build, name, model, session, inputs):
+def row(build, name, batch, model, session, inputs):
     """Prints one table row; the run ratio, if both ran."""
-    batch = next(iter(inputs.values())).shape[0]
     try:
         reference, outputs = onnxruntime_seconds(session, inputs)
         compile_s, run_s, compared = vram_run(build, model, inputs, outputs)

@@ -90,10 +90,13 @@ def FuseElementwiseOpsPass
     arithmetic, is most of the time of the small-channel networks. This
     pass applies upstream's elementwise fusion
     (`linalg::populateElementwiseOpsFusionPatterns`) where it repeats no
-    work: the producer's result has no other use, and the consumer reads
-    each of its elements once (a permutation indexing map). A per-channel
-    value broadcast over an image (the scale of a squeeze-and-excitation
-    block) stays its own op, computed once per channel. Fewer tensors also
+    work and keeps the op order: the producer's result has no other use,
+    the consumer reads each of its elements once (a permutation indexing
+    map), and nothing that computes or touches memory runs between the two
+    (fused across a memory plan's copy or another op, the producer's inputs
+    would stay live until the consumer). A per-channel value broadcast over
+    an image (the scale of a squeeze-and-excitation block) stays its own
+    op, computed once per channel. Fewer tensors also
     means fewer buffers for the arena. Upstream's `linalg-fuse-elementwise-ops`
     fuses whenever the producer has one use, broadcasts included, and also
     folds reshapes into generics and constants into their users.
@@ -116,8 +119,10 @@ def PadInPlacePass
     (`tensor.insert_slice` of the same subset): one-shot bufferization
     computes the producer in place in the padded buffer and copies nothing.
     One buffer fewer, and no copy: what upstream's empty-tensor elimination
-    does, for pads only and only where the producer's result has no other
-    reader (which would otherwise read a strided view of the padded buffer).
+    does, for pads only, only where the producer's result has no other
+    reader (which would otherwise read a strided view of the padded buffer)
+    and only where the producer runs right before the pad (earlier, the
+    padded buffer would be live across what runs in between).
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",
