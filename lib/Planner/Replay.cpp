@@ -125,7 +125,9 @@ private:
 Replayer::Replayer(const PlanningGraph &graph, const MachineModel &device,
                    ReplayOptions options)
     : graph(graph), device(device), options(std::move(options)),
-      prefixTime(graph.numOps() + 1), keepUntil(graph.lastOpNeeding()),
+      prefixTime(graph.numOps() + 1),
+      keepUntil(this->options.keepUntil.empty() ? graph.lastOpNeeding()
+                                                : this->options.keepUntil),
       expiringAfter(graph.numOps()), resident(graph.numTensors()),
       hostCopy(graph.numTensors()), offloaded(graph.numTensors()),
       prefetchedUnread(graph.numTensors()), nextUse(graph.numTensors()),
@@ -384,12 +386,10 @@ llvm::Error Replayer::runOp(OpId id, bool isOriginal) {
     if (isOriginal)
       ++nextUse[input];
   }
-  if (isOriginal && !op.isBackward && !options.dropAfterForward.empty()) {
-    for (TensorId t : llvm::concat<const TensorId>(op.inputs, op.outputs))
-      if (options.dropAfterForward[t] && resident[t] && locks[t] == 0 &&
-          hasFutureUse(t) && graph.op(nextUseOf(t)).isBackward)
+  if (isOriginal && !options.dropAfter.empty())
+    for (TensorId t : options.dropAfter[id])
+      if (resident[t] && locks[t] == 0 && !pinned(t) && hasFutureUse(t))
         emitFree(t);
-  }
   for (TensorId t : llvm::concat<const TensorId>(op.inputs, op.outputs))
     afterUse(t);
   return llvm::Error::success();

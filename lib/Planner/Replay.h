@@ -18,10 +18,13 @@ namespace vram::planner {
 struct ReplayOptions {
   /// Evict to stay within this many bytes; no eviction when empty.
   std::optional<uint64_t> budget;
-  /// Indexed by TensorId (empty: none). These tensors are freed after their
-  /// last use by a forward op and recomputed when the backward pass needs
-  /// them (Chen's non-checkpoints).
-  std::vector<bool> dropAfterForward;
+  /// Indexed by OpId (empty: none). Tensors freed right after the op's
+  /// first run and rebuilt at their next use (Chen's non-checkpoints, or
+  /// drops chosen ahead by selectDrops).
+  std::vector<llvm::SmallVector<TensorId, 1>> dropAfter;
+  /// Indexed by TensorId (empty: the graph's lastOpNeeding). The last op
+  /// until which a tensor stays once dead, because a rebuild may read it.
+  std::vector<int64_t> keepUntil;
   /// When set: filled, by TensorId, with what each tensor's first eviction
   /// weighed (the report's "why").
   std::vector<std::optional<EvictionCost>> *evictionCosts = nullptr;

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DropSelection.h"
 #include "Replay.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -56,18 +57,27 @@ uint64_t vram::planner::unplannedPeak(const PlanningGraph &graph) {
 
 llvm::Expected<Plan> vram::planner::planChenSqrtN(const PlanningGraph &graph,
                                                   const MachineModel &device) {
-  ReplayOptions options;
-  options.dropAfterForward.assign(graph.numTensors(), false);
   unsigned forwardOps = llvm::count_if(
       graph.ops(), [](const PlanOp &op) { return !op.isBackward; });
   unsigned segment = std::max(1u, unsigned(std::ceil(std::sqrt(forwardOps))));
+  // A non-checkpoint goes after each forward use the backward pass follows.
+  ReplayOptions options;
+  options.dropAfter.resize(graph.numOps());
   unsigned forwardIndex = 0;
   for (const PlanOp &op : graph.ops()) {
     if (op.isBackward)
       continue;
     bool checkpoint = ++forwardIndex % segment == 0;
-    for (TensorId t : op.outputs)
-      options.dropAfterForward[t] = !checkpoint && graph.canRecompute(t);
+    for (TensorId t : op.outputs) {
+      if (checkpoint || !graph.canRecompute(t))
+        continue;
+      OpId use = *graph.tensor(t).producer;
+      for (OpId next : graph.tensor(t).consumers) {
+        if (!graph.op(use).isBackward && graph.op(next).isBackward)
+          options.dropAfter[use].push_back(t);
+        use = next;
+      }
+    }
   }
   return replayPlan(graph, device, std::move(options));
 }
@@ -126,12 +136,21 @@ struct FastAttempt {
 };
 } // namespace
 
+/// One replay at `budget`, with the persistent tensors `startOnHost` marks
+/// in host memory, or guided by drops chosen ahead (selectDrops; none when
+/// it chooses none).
 static std::optional<FastAttempt>
 attemptFast(const PlanningGraph &graph, uint64_t budget,
             const MachineModel &device,
-            const std::vector<bool> &startOnHost = {}) {
+            const std::vector<bool> &startOnHost = {}, bool guided = false) {
   FastAttempt attempt;
   ReplayOptions options;
+  if (guided) {
+    std::optional<ReplayOptions> drops = selectDrops(graph, device, budget);
+    if (!drops)
+      return std::nullopt;
+    options = std::move(*drops);
+  }
   options.budget = budget;
   options.startOnHost = startOnHost;
   attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
@@ -156,13 +175,25 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
   return attempt;
 }
 
+/// The plain replay at `budget` or, when it runs into a dead end, the guided
+/// one.
+static std::optional<FastAttempt>
+attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
+                     const MachineModel &device,
+                     const std::vector<bool> &startOnHost = {}) {
+  if (std::optional<FastAttempt> attempt =
+          attemptFast(graph, budget, device, startOnHost))
+    return attempt;
+  return attemptFast(graph, budget, device, startOnHost, /*guided=*/true);
+}
+
 /// The attempt with the lowest peak the fast planner finds at or below
 /// `ceiling` with the persistent tensors `startOnHost` marks in host memory:
 /// a bisection over budgets between memoryLowerBound and the ceiling (to
-/// 0.1%) in which a met budget moves the upper end down to the peak its
-/// plan reached. Greedy eviction is not monotone in the budget (a tighter
-/// budget can succeed where a looser one ran into a dead end), and a plan
-/// fits every budget above its peak, so the peaks are what count.
+/// 0.1%), after a scan, in which a met budget moves the upper end down to
+/// the peak its plan reached. Greedy eviction is not monotone in the budget (a
+/// tighter budget can succeed where a looser one ran into a dead end), and a
+/// plan fits every budget above its peak, so the peaks are what count.
 static std::optional<FastAttempt>
 lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
                   uint64_t ceiling, const std::vector<bool> &startOnHost) {
@@ -170,7 +201,7 @@ lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
   std::optional<FastAttempt> best;
   auto fits = [&](uint64_t budget) {
     std::optional<FastAttempt> attempt =
-        attemptFast(graph, budget, device, startOnHost);
+        attemptPlainOrGuided(graph, budget, device, startOnHost);
     if (!attempt || attempt->peak > budget)
       return false;
     if (!best || attempt->peak < best->peak)
@@ -181,6 +212,11 @@ lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
     return best;
   if (!fits(ceiling))
     return std::nullopt;
+  // A scan first: replays are not monotone in the budget, and a bisection
+  // alone can step over the targets a low plan comes from.
+  constexpr unsigned kScan = 32;
+  for (uint64_t i = 1, top = best->peak; i < kScan; ++i)
+    fits(top - (top - low) / kScan * i);
   // Invariant: low does not fit, best->peak fits.
   uint64_t high = best->peak;
   while (high > low && high - low > std::max<uint64_t>(1, high / 1000)) {
@@ -264,8 +300,9 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
   return plan;
 }
 
-/// The fast planner's attempt for `budget`: the plan aimed at it or, when
-/// that replay runs into a dead end, a plan aimed lower (seven evenly spaced
+/// The fast planner's attempt for `budget`: the cheaper of the plan aimed at
+/// it and the one guided by drops chosen ahead or, when both replays run
+/// into a dead end, one aimed lower (either kind, seven evenly spaced
 /// budgets down to the lower bound). Then, with a host link, the plan that
 /// keeps the fewest persistent tensors in host memory (hostCandidates'
 /// order; doubling, then bisection on how many). Failing those, the lowest
@@ -273,13 +310,18 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
 static std::optional<FastAttempt>
 fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
                   const MachineModel &device) {
-  if (std::optional<FastAttempt> attempt = attemptFast(graph, budget, device))
-    return attempt;
+  std::optional<FastAttempt> aimed = attemptFast(graph, budget, device);
+  std::optional<FastAttempt> guided =
+      attemptFast(graph, budget, device, {}, /*guided=*/true);
+  if (aimed && guided)
+    return aimed->overhead <= guided->overhead ? aimed : guided;
+  if (aimed || guided)
+    return aimed ? aimed : guided;
   uint64_t low = memoryLowerBound(graph);
   constexpr unsigned kProbes = 8;
   for (unsigned i = 1; budget > low && i < kProbes; ++i)
-    if (std::optional<FastAttempt> attempt =
-            attemptFast(graph, budget - (budget - low) / kProbes * i, device))
+    if (std::optional<FastAttempt> attempt = attemptPlainOrGuided(
+            graph, budget - (budget - low) / kProbes * i, device))
       return attempt;
 
   std::vector<TensorId> candidates = hostCandidates(graph, device);

@@ -1,0 +1,412 @@
+//===- DropSelection.cpp - recompute decisions chosen ahead of the replay -===//
+//
+// The replay decides what to evict when memory runs out, one tensor at a
+// time. On wide DAGs that lets rebuilds cascade: a dropped tensor's producer
+// finds its own inputs dropped or dead, their producers theirs, and so on
+// (the random layered graphs, docs/planner.md). This picks the drops ahead,
+// over the whole schedule: a greedy weighted cover of the live bytes above
+// the budget, the covering program the interval-drop relaxation
+// (LowerBound.cpp) solves exactly, with two differences that make every
+// choice a plan: a rebuild reads only tensors resident at that point (an
+// input that would be dead by then is kept alive for it, and that costs its
+// bytes in the profile), and no tensor is dropped across a point where a
+// chosen rebuild reads it. Candidates are taken by excess removed per second
+// of recompute, re-scored lazily.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DropSelection.h"
+
+#include <algorithm>
+#include <queue>
+
+using namespace vram::planner;
+
+namespace {
+/// Drops `tensor` after its use at op `after` and reruns its producer right
+/// before its next use, op `until`.
+struct Candidate {
+  TensorId tensor;
+  OpId after, until;
+};
+
+/// `delta` bytes live while each op in [first, last] runs.
+struct Change {
+  OpId first, last;
+  int64_t delta;
+};
+
+/// A drop taken: `tensor` leaves after op `after` and comes back by a rerun
+/// of its producer right before op `rebuiltAt`, which is its next use or,
+/// when a rerun of one of its readers needs it sooner, that rerun's point
+/// (the segment a checkpointed backward pass recomputes).
+struct Drop {
+  TensorId tensor;
+  OpId after, until, rebuiltAt;
+  /// What its reruns cost.
+  double rerunTime;
+  bool removed = false;
+};
+
+/// What taking a candidate does: the profile changes, the ops it reruns,
+/// the tensors those reruns read (with where), and the drops whose rebuild
+/// it moves earlier (index into `drops`, new point).
+struct Effect {
+  llvm::SmallVector<Change, 4> changes;
+  llvm::SmallVector<OpId, 2> reruns;
+  llvm::SmallVector<std::pair<TensorId, OpId>, 4> reads;
+  llvm::SmallVector<std::pair<unsigned, OpId>, 1> moves;
+  OpId rebuiltAt = 0;
+  double rerunTime = 0;
+  /// Tensors looked at, tentative ones included: bounds the search.
+  unsigned visits = 0;
+
+  /// Where a tentative part of the effect starts, to take it back.
+  struct Mark {
+    size_t changes, reruns, reads, moves;
+    double rerunTime;
+  };
+  Mark mark() const {
+    return {changes.size(), reruns.size(), reads.size(), moves.size(),
+            rerunTime};
+  }
+  void rollBack(const Mark &mark) {
+    changes.truncate(mark.changes);
+    reruns.truncate(mark.reruns);
+    reads.truncate(mark.reads);
+    moves.truncate(mark.moves);
+    rerunTime = mark.rerunTime;
+  }
+};
+
+class DropSelector {
+public:
+  DropSelector(const PlanningGraph &graph, const MachineModel &device,
+               uint64_t budget);
+  std::optional<ReplayOptions> run();
+
+private:
+  int64_t excessAt(OpId op) const {
+    return std::max<int64_t>(0, live[op] - budget);
+  }
+  /// The effect of taking `c`, with a dead input of a rerun rebuilt too
+  /// (`rebuildDead`, a few levels deep) or kept alive until the rerun; none
+  /// if no saving is left or the rebuilds go too deep.
+  std::optional<Effect> effectOf(const Candidate &c, bool rebuildDead) const;
+  /// Adds to `effect` what it takes for `t` to be resident right before op
+  /// `at`; false past the depth limit.
+  bool requireAt(TensorId t, OpId at, bool rebuildDead, unsigned depth,
+                 Effect &effect) const;
+  /// The rerun of `producer` right before op `at`, with its inputs.
+  bool rerunAt(OpId producer, OpId at, bool rebuildDead, unsigned depth,
+               Effect &effect) const;
+  /// Excess over the budget that `changes` remove (negative: add).
+  int64_t gain(llvm::ArrayRef<Change> changes) const;
+  /// The better of the two effects of `c`, by excess removed per second of
+  /// recompute, with that ratio.
+  std::optional<std::pair<Effect, double>> bestEffect(const Candidate &c) const;
+  void take(const Candidate &c, const Effect &effect);
+  /// Undoes the costliest drops that the others make unnecessary.
+  void removeRedundantDrops();
+
+  const PlanningGraph &graph;
+  const MachineModel &device;
+  int64_t budget;
+  /// Keeps a free rerun ahead of every paid one without dividing by zero.
+  double minRerunTime;
+  /// Bytes live while each op runs, with the drops taken so far.
+  std::vector<int64_t> live;
+  int64_t totalExcess = 0;
+  /// By tensor: the last op that reads it, a rerun right before an op
+  /// counting as a read by that op.
+  std::vector<int64_t> readUntil;
+  /// By tensor: the ops before which a taken rerun reads it, and its drops.
+  std::vector<llvm::SmallVector<OpId, 1>> readByRerunAt;
+  std::vector<llvm::SmallVector<unsigned, 1>> dropsOf;
+  std::vector<Drop> drops;
+  ReplayOptions options;
+  /// Ops walked while scoring, to stop on graphs where that grows large.
+  mutable uint64_t work = 0;
+};
+} // namespace
+
+DropSelector::DropSelector(const PlanningGraph &graph,
+                           const MachineModel &device, uint64_t budget)
+    : graph(graph), device(device), budget(int64_t(budget)),
+      minRerunTime(1e-9 * device.computeTime(graph.totalCost()) /
+                   std::max<size_t>(1, graph.numOps())),
+      live(graph.numOps()), readUntil(graph.numTensors(), -1),
+      readByRerunAt(graph.numTensors()), dropsOf(graph.numTensors()) {
+  // The unplanned program frees every tensor after its last read.
+  std::vector<OpId> schedule(graph.numOps());
+  for (OpId op = 0; op < graph.numOps(); ++op)
+    schedule[op] = op;
+  std::vector<PlanStep> steps = insertFrees(graph, schedule);
+  SimulationResult unplanned =
+      llvm::cantFail(simulate(graph, steps, MachineModel()),
+                     "the schedule of a verified graph is a valid plan");
+  OpId op = 0;
+  for (auto [step, bytes] : llvm::zip(steps, unplanned.liveBytes))
+    if (step.kind == StepKind::Compute)
+      live[op++] = int64_t(bytes);
+  for (OpId t = 0; t < graph.numOps(); ++t)
+    totalExcess += excessAt(t);
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
+    readUntil[t] = graph.mustStayResident(t) ? int64_t(graph.numOps())
+                   : !tensor.consumers.empty()
+                       ? int64_t(tensor.consumers.back())
+                       : (tensor.producer ? int64_t(*tensor.producer) : -1);
+  options.budget = budget;
+  options.dropAfter.resize(graph.numOps());
+  options.keepUntil = graph.lastOpNeeding();
+}
+
+/// Whether a rerun of `t`'s producer can rebuild it: the producer makes no
+/// output in an input's storage (that input is gone once it ran).
+static bool canRebuild(const PlanningGraph &graph, TensorId t) {
+  return graph.canRecompute(t) &&
+         llvm::none_of(graph.op(*graph.tensor(t).producer).outputs,
+                       [&](TensorId out) {
+                         return graph.tensor(out).reusesStorageOf.has_value();
+                       });
+}
+
+/// How many reruns deep one drop may reach.
+constexpr unsigned kMaxRerunDepth = 4;
+
+bool DropSelector::rerunAt(OpId producer, OpId at, bool rebuildDead,
+                           unsigned depth, Effect &effect) const {
+  if (depth > kMaxRerunDepth || !graph.canRerunBefore(producer, at))
+    return false;
+  return llvm::all_of(graph.op(producer).inputs, [&](TensorId input) {
+    return requireAt(input, at, rebuildDead, depth, effect);
+  });
+}
+
+bool DropSelector::requireAt(TensorId t, OpId at, bool rebuildDead,
+                             unsigned depth, Effect &effect) const {
+  // Rebuilding dead inputs branches at every op with several inputs; past
+  // a few dozen tensors the candidate is not worth its search.
+  constexpr unsigned kMaxVisits = 64;
+  ++work;
+  if (++effect.visits > kMaxVisits)
+    return false;
+  for (unsigned index : dropsOf[t]) {
+    const Drop &drop = drops[index];
+    if (drop.after >= at || at >= drop.until)
+      continue;
+    // Gone at `at` unless rebuilt by then: rebuild it at `at` instead.
+    if (drop.rebuiltAt > at) {
+      auto moved = llvm::find_if(
+          effect.moves, [&](auto move) { return move.first == index; });
+      if (moved == effect.moves.end()) {
+        effect.moves.push_back({index, at});
+        effect.changes.push_back(
+            {at, drop.rebuiltAt - 1, int64_t(graph.tensor(t).bytes)});
+        if (!rerunAt(*graph.tensor(t).producer, at, rebuildDead, depth + 1,
+                     effect))
+          return false;
+      } else if (moved->second > at) {
+        return false;
+      }
+    }
+    effect.reads.push_back({t, at});
+    return true;
+  }
+  if (readUntil[t] >= int64_t(at)) {
+    effect.reads.push_back({t, at});
+    return true;
+  }
+  // Dead by then: rebuilt from its own inputs, or kept alive until `at`.
+  if (rebuildDead && canRebuild(graph, t)) {
+    OpId producer = *graph.tensor(t).producer;
+    if (llvm::is_contained(effect.reruns, producer))
+      return true;
+    Effect::Mark mark = effect.mark();
+    effect.reruns.push_back(producer);
+    effect.rerunTime += device.computeTime(graph.op(producer).cost);
+    if (rerunAt(producer, at, rebuildDead, depth + 1, effect))
+      return true;
+    effect.rollBack(mark);
+  }
+  if (readUntil[t] + 1 <= int64_t(at) - 1)
+    effect.changes.push_back(
+        {OpId(readUntil[t] + 1), at - 1, int64_t(graph.tensor(t).bytes)});
+  effect.reads.push_back({t, at});
+  return true;
+}
+
+std::optional<Effect> DropSelector::effectOf(const Candidate &c,
+                                             bool rebuildDead) const {
+  // A taken rerun that reads the tensor within the gap brings it back
+  // there.
+  Effect effect;
+  effect.rebuiltAt = c.until;
+  for (OpId at : readByRerunAt[c.tensor])
+    if (c.after < at && at < effect.rebuiltAt)
+      effect.rebuiltAt = at;
+  if (effect.rebuiltAt <= c.after + 1)
+    return std::nullopt;
+  effect.changes.push_back({c.after + 1, effect.rebuiltAt - 1,
+                            -int64_t(graph.tensor(c.tensor).bytes)});
+  OpId producer = *graph.tensor(c.tensor).producer;
+  effect.reruns.push_back(producer);
+  effect.rerunTime = device.computeTime(graph.op(producer).cost);
+  if (!rerunAt(producer, effect.rebuiltAt, rebuildDead, 0, effect))
+    return std::nullopt;
+  return effect;
+}
+
+int64_t DropSelector::gain(llvm::ArrayRef<Change> changes) const {
+  OpId first = changes.front().first, last = changes.front().last;
+  for (const Change &change : changes) {
+    first = std::min(first, change.first);
+    last = std::max(last, change.last);
+  }
+  std::vector<int64_t> delta(last - first + 2);
+  for (const Change &change : changes) {
+    delta[change.first - first] += change.delta;
+    delta[change.last - first + 1] -= change.delta;
+  }
+  work += last - first + 1;
+  int64_t removed = 0, running = 0;
+  for (OpId op = first; op <= last; ++op) {
+    running += delta[op - first];
+    removed += excessAt(op) - std::max<int64_t>(0, live[op] + running - budget);
+  }
+  return removed;
+}
+
+std::optional<std::pair<Effect, double>>
+DropSelector::bestEffect(const Candidate &c) const {
+  std::optional<std::pair<Effect, double>> best;
+  for (bool rebuildDead : {false, true}) {
+    std::optional<Effect> effect = effectOf(c, rebuildDead);
+    if (!effect)
+      continue;
+    int64_t removed = gain(effect->changes);
+    if (removed <= 0)
+      continue;
+    double ratio = double(removed) / (effect->rerunTime + minRerunTime);
+    if (!best || ratio > best->second)
+      best = {std::move(*effect), ratio};
+  }
+  return best;
+}
+
+void DropSelector::take(const Candidate &c, const Effect &effect) {
+  for (const Change &change : effect.changes)
+    for (OpId op = change.first; op <= change.last; ++op) {
+      totalExcess -= excessAt(op);
+      live[op] += change.delta;
+      totalExcess += excessAt(op);
+    }
+  for (auto [index, to] : effect.moves)
+    drops[index].rebuiltAt = to;
+  dropsOf[c.tensor].push_back(drops.size());
+  drops.push_back(
+      {c.tensor, c.after, c.until, effect.rebuiltAt, effect.rerunTime});
+  for (auto [read, at] : effect.reads) {
+    readByRerunAt[read].push_back(at);
+    readUntil[read] = std::max<int64_t>(readUntil[read], at);
+    options.keepUntil[read] = std::max<int64_t>(options.keepUntil[read], at);
+  }
+}
+
+void DropSelector::removeRedundantDrops() {
+  // Keeping a drop's tensor resident again is always valid: reruns that
+  // read it find it there. What its reruns read stays as taken.
+  std::vector<unsigned> order(drops.size());
+  for (unsigned i = 0; i < drops.size(); ++i)
+    order[i] = i;
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return drops[a].rerunTime > drops[b].rerunTime;
+  });
+  for (unsigned index : order) {
+    Drop &drop = drops[index];
+    int64_t bytes = graph.tensor(drop.tensor).bytes;
+    bool fits = true;
+    for (OpId op = drop.after + 1; fits && op < drop.rebuiltAt; ++op)
+      fits = live[op] + bytes <= budget;
+    if (!fits)
+      continue;
+    for (OpId op = drop.after + 1; op < drop.rebuiltAt; ++op)
+      live[op] += bytes;
+    drop.removed = true;
+  }
+}
+
+std::optional<ReplayOptions> DropSelector::run() {
+  // Scoring a candidate walks its gap, and gaps grow with the graph (a
+  // forward activation waits for the backward pass): about 0.4 s at 10k
+  // ops. Beyond this size the replay plans alone.
+  constexpr size_t kMaxOps = 16384;
+  if (totalExcess == 0 || graph.numOps() > kMaxOps)
+    return std::nullopt;
+  // Ops above the budget before any drop, counted up to each op: a gap
+  // that spans none of them is never worth a rerun.
+  std::vector<unsigned> excessOpsBefore(graph.numOps() + 1);
+  for (OpId op = 0; op < graph.numOps(); ++op)
+    excessOpsBefore[op + 1] = excessOpsBefore[op] + (excessAt(op) > 0);
+
+  std::vector<Candidate> candidates;
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (!canRebuild(graph, t) || graph.mustStayResident(t) || tensor.bytes == 0)
+      continue;
+    OpId use = *tensor.producer;
+    for (OpId next : tensor.consumers) {
+      if (next > use + 1 && graph.canRerunBefore(*tensor.producer, next) &&
+          excessOpsBefore[next] > excessOpsBefore[use + 1])
+        candidates.push_back({TensorId(t), use, next});
+      use = next;
+    }
+  }
+
+  // Lazy greedy: a score computed since the last take is exact, an older
+  // one is re-computed when it reaches the top.
+  struct Entry {
+    double score;
+    unsigned candidate;
+    unsigned round;
+    bool operator<(const Entry &other) const { return score < other.score; }
+  };
+  auto score = [&](unsigned index) -> std::optional<double> {
+    if (auto best = bestEffect(candidates[index]))
+      return best->second;
+    return std::nullopt;
+  };
+  std::priority_queue<Entry> heap;
+  for (unsigned i = 0; i < candidates.size(); ++i)
+    if (std::optional<double> s = score(i))
+      heap.push({*s, i, 0});
+  unsigned round = 0;
+  // Scoring walks gaps and rebuild chains; on large, wide graphs at tight
+  // budgets that adds up: past this many steps the drops so far stand.
+  constexpr uint64_t kMaxWork = 20'000'000;
+  while (totalExcess > 0 && !heap.empty() && work < kMaxWork) {
+    Entry top = heap.top();
+    heap.pop();
+    if (top.round != round) {
+      if (std::optional<double> s = score(top.candidate))
+        heap.push({*s, top.candidate, round});
+      continue;
+    }
+    const Candidate &c = candidates[top.candidate];
+    take(c, bestEffect(c)->first);
+    ++round;
+  }
+  if (totalExcess == 0)
+    removeRedundantDrops();
+  if (drops.empty())
+    return std::nullopt;
+  for (const Drop &drop : drops)
+    if (!drop.removed)
+      options.dropAfter[drop.after].push_back(drop.tensor);
+  return std::move(options);
+}
+
+std::optional<ReplayOptions>
+vram::planner::selectDrops(const PlanningGraph &graph,
+                           const MachineModel &device, uint64_t budget) {
+  return DropSelector(graph, device, budget).run();
+}

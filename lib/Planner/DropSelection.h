@@ -1,0 +1,30 @@
+//===- DropSelection.h - recompute decisions chosen ahead of the replay -*- C++
+//-*-===//
+//
+// Private to lib/Planner: picks, before the replay runs, which tensors to
+// drop between two of their uses so that the schedule fits a budget
+// (DropSelection.cpp), and hands them to the replay as options.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_LIB_PLANNER_DROPSELECTION_H
+#define VRAM_LIB_PLANNER_DROPSELECTION_H
+
+#include "Replay.h"
+
+namespace vram::planner {
+
+/// Replay options for `budget` whose `dropAfter` and `keepUntil` carry
+/// recompute decisions chosen ahead: tensors dropped in the gaps between
+/// their uses where the schedule's live bytes exceed the budget, each
+/// rebuilt from inputs kept resident for it or rebuilt too. None when it
+/// drops nothing: nothing exceeds the budget, nothing helps, or the graph
+/// has more ops than the selection handles in well under a second
+/// (DropSelection.cpp).
+std::optional<ReplayOptions> selectDrops(const PlanningGraph &graph,
+                                         const MachineModel &device,
+                                         uint64_t budget);
+
+} // namespace vram::planner
+
+#endif // VRAM_LIB_PLANNER_DROPSELECTION_H
