@@ -1,5 +1,4 @@
-//===- DropSelection.h - recompute decisions chosen ahead of the replay -*- C++
-//-*-===//
+//===- DropSelection.h - drops chosen ahead of the replay ------*- C++ -*-===//
 //
 // Private to lib/Planner: picks, before the replay runs, which tensors to
 // drop between two of their uses so that the schedule fits a budget
