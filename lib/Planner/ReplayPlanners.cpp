@@ -300,29 +300,36 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
   return plan;
 }
 
-/// The fast planner's attempt for `budget`: the cheaper of the plan aimed at
-/// it and the one guided by drops chosen ahead or, when both replays run
-/// into a dead end, one aimed lower (either kind, seven evenly spaced
-/// budgets down to the lower bound). Then, with a host link, the plan that
+/// The fast planner's attempt for `budget`: the cheapest of the plan aimed
+/// at it, the one guided by drops chosen ahead and, when the first runs into
+/// a dead end, the first met of seven evenly spaced lower targets (either
+/// kind) down to the lower bound. Then, with a host link, the plan that
 /// keeps the fewest persistent tensors in host memory (hostCandidates'
 /// order; doubling, then bisection on how many). Failing those, the lowest
 /// peak the planner finds at all, which the caller compares with the budget.
 static std::optional<FastAttempt>
 fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
                   const MachineModel &device) {
-  std::optional<FastAttempt> aimed = attemptFast(graph, budget, device);
-  std::optional<FastAttempt> guided =
-      attemptFast(graph, budget, device, {}, /*guided=*/true);
-  if (aimed && guided)
-    return aimed->overhead <= guided->overhead ? aimed : guided;
-  if (aimed || guided)
-    return aimed ? aimed : guided;
+  std::optional<FastAttempt> best;
+  auto consider = [&](std::optional<FastAttempt> attempt) {
+    if (attempt && (!best || attempt->overhead < best->overhead))
+      best = std::move(attempt);
+  };
+  consider(attemptFast(graph, budget, device));
+  bool aimedMet = best.has_value();
+  consider(attemptFast(graph, budget, device, {}, /*guided=*/true));
+  // Where the plain replay runs into a dead end, one aimed lower can still
+  // cost less than the guided one.
   uint64_t low = memoryLowerBound(graph);
   constexpr unsigned kProbes = 8;
-  for (unsigned i = 1; budget > low && i < kProbes; ++i)
+  for (unsigned i = 1; !aimedMet && budget > low && i < kProbes; ++i)
     if (std::optional<FastAttempt> attempt = attemptPlainOrGuided(
-            graph, budget - (budget - low) / kProbes * i, device))
-      return attempt;
+            graph, budget - (budget - low) / kProbes * i, device)) {
+      consider(std::move(attempt));
+      break;
+    }
+  if (best)
+    return best;
 
   std::vector<TensorId> candidates = hostCandidates(graph, device);
   auto withOnHost = [&](size_t count) {
