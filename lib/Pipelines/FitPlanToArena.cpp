@@ -226,11 +226,10 @@ struct FitPlanToArenaPass
                  << "budget of " << vram::formatBudget(budgetBytes)
                  << " is met by the plan's live bytes but not by the lowered "
                     "program, and the planner names no smallest budget";
-        if (floor->smallestBudget >= tooHigh) {
-          // That plan was lowered already.
-          emitUnmet(budgetBytes, *floor);
-          return failure();
-        }
+        // Planned and lowered even where a target at or below it was
+        // lowered already: the plan for a target is not the plan whose peak
+        // that target is, and the error must name the lowered bytes of the
+        // very plan a rerun at the named budget ends with.
         target = floor->smallestBudget;
       }
       planned = planQuietly(target);

@@ -6,12 +6,12 @@
 // (the random layered graphs, docs/planner.md). This picks the drops ahead,
 // over the whole schedule: a greedy weighted cover of the live bytes above
 // the budget, the covering program the interval-drop relaxation
-// (LowerBound.cpp) solves exactly, with two differences that make every
-// choice a plan: a rebuild reads only tensors resident at that point (an
-// input that would be dead by then is kept alive for it, and that costs its
-// bytes in the profile), and no tensor is dropped across a point where a
-// chosen rebuild reads it. Candidates are taken by excess removed per second
-// of recompute, re-scored lazily.
+// (LowerBound.cpp) solves exactly, where every choice stays a plan: a rerun
+// reads only tensors resident at its point (an input dead by then is kept
+// alive for it, at its bytes in the profile, or rebuilt too), and a tensor
+// dropped across a rerun that reads it is rebuilt for that rerun instead of
+// at its next use. Candidates are taken by excess removed per second of
+// recompute, re-scored lazily.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,7 +94,7 @@ private:
   /// if no saving is left or the rebuilds go too deep.
   std::optional<Effect> effectOf(const Candidate &c, bool rebuildDead) const;
   /// Adds to `effect` what it takes for `t` to be resident right before op
-  /// `at`; false past the depth limit.
+  /// `at`; false past the search's limits.
   bool requireAt(TensorId t, OpId at, bool rebuildDead, unsigned depth,
                  Effect &effect) const;
   /// The rerun of `producer` right before op `at`, with its inputs.
