@@ -179,11 +179,13 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
 /// one.
 static std::optional<FastAttempt>
 attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
-                     const MachineModel &device,
+                     const MachineModel &device, bool dropsAhead,
                      const std::vector<bool> &startOnHost = {}) {
   if (std::optional<FastAttempt> attempt =
           attemptFast(graph, budget, device, startOnHost))
     return attempt;
+  if (!dropsAhead)
+    return std::nullopt;
   return attemptFast(graph, budget, device, startOnHost, /*guided=*/true);
 }
 
@@ -196,12 +198,13 @@ attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
 /// plan fits every budget above its peak, so the peaks are what count.
 static std::optional<FastAttempt>
 lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
-                  uint64_t ceiling, const std::vector<bool> &startOnHost) {
+                  uint64_t ceiling, const std::vector<bool> &startOnHost,
+                  bool dropsAhead) {
   uint64_t low = memoryLowerBound(graph, llvm::is_contained(startOnHost, true));
   std::optional<FastAttempt> best;
   auto fits = [&](uint64_t budget) {
     std::optional<FastAttempt> attempt =
-        attemptPlainOrGuided(graph, budget, device, startOnHost);
+        attemptPlainOrGuided(graph, budget, device, dropsAhead, startOnHost);
     if (!attempt || attempt->peak > budget)
       return false;
     if (!best || attempt->peak < best->peak)
@@ -272,16 +275,19 @@ static uint64_t allTensorBytes(const PlanningGraph &graph) {
 
 /// The lowest peak the fast planner finds, with every candidate for host
 /// memory there.
-static std::optional<FastAttempt>
-lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device) {
+static std::optional<FastAttempt> lowestFastAttempt(const PlanningGraph &graph,
+                                                    const MachineModel &device,
+                                                    bool dropsAhead) {
   std::vector<TensorId> candidates = hostCandidates(graph, device);
   return lowestFastAttempt(graph, device, allTensorBytes(graph),
-                           firstOnHost(graph, candidates, candidates.size()));
+                           firstOnHost(graph, candidates, candidates.size()),
+                           dropsAhead);
 }
 
 uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
                                            const MachineModel &device) {
-  std::optional<FastAttempt> best = lowestFastAttempt(graph, device);
+  std::optional<FastAttempt> best =
+      lowestFastAttempt(graph, device, /*dropsAhead=*/true);
   return best ? best->peak : allTensorBytes(graph);
 }
 
@@ -307,9 +313,10 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
 /// keeps the fewest persistent tensors in host memory (hostCandidates'
 /// order; doubling, then bisection on how many). Failing those, the lowest
 /// peak the planner finds at all, which the caller compares with the budget.
-static std::optional<FastAttempt>
-fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
-                  const MachineModel &device) {
+static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
+                                                    uint64_t budget,
+                                                    const MachineModel &device,
+                                                    bool dropsAhead) {
   std::optional<FastAttempt> best;
   auto consider = [&](std::optional<FastAttempt> attempt) {
     if (attempt && (!best || attempt->overhead < best->overhead))
@@ -317,14 +324,15 @@ fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
   };
   consider(attemptFast(graph, budget, device));
   bool aimedMet = best.has_value();
-  consider(attemptFast(graph, budget, device, {}, /*guided=*/true));
+  if (dropsAhead)
+    consider(attemptFast(graph, budget, device, {}, /*guided=*/true));
   // Where the plain replay runs into a dead end, one aimed lower can still
   // cost less than the guided one.
   uint64_t low = memoryLowerBound(graph);
   constexpr unsigned kProbes = 8;
   for (unsigned i = 1; !aimedMet && budget > low && i < kProbes; ++i)
     if (std::optional<FastAttempt> attempt = attemptPlainOrGuided(
-            graph, budget - (budget - low) / kProbes * i, device)) {
+            graph, budget - (budget - low) / kProbes * i, device, dropsAhead)) {
       consider(std::move(attempt));
       break;
     }
@@ -361,13 +369,15 @@ fastAttemptWithin(const PlanningGraph &graph, uint64_t budget,
     }
     return met;
   }
-  return lowestFastAttempt(graph, device);
+  return lowestFastAttempt(graph, device, dropsAhead);
 }
 
 llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
                                              uint64_t budget,
-                                             const MachineModel &device) {
-  std::optional<FastAttempt> attempt = fastAttemptWithin(graph, budget, device);
+                                             const MachineModel &device,
+                                             bool dropsAhead) {
+  std::optional<FastAttempt> attempt =
+      fastAttemptWithin(graph, budget, device, dropsAhead);
   if (!attempt || attempt->peak > budget)
     return llvm::make_error<BudgetTooSmallError>(
         budget, memoryFloor(graph, device.canOffload()),
@@ -393,7 +403,8 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
   // whichever simulates faster.
   std::optional<FastAttempt> recomputeOnly = fastAttemptWithin(
       graph, budget,
-      MachineModel{device.computeSpeed, 0, device.copiesOverlapCompute});
+      MachineModel{device.computeSpeed, 0, device.copiesOverlapCompute},
+      dropsAhead);
   if (!recomputeOnly || recomputeOnly->peak > budget)
     return plan;
   llvm::Expected<Plan> alternative =

@@ -508,8 +508,9 @@ std::string formatBudget(uint64_t bytes) {
 static llvm::Expected<planner::Plan>
 runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
            uint64_t budget, const planner::MachineModel &device) {
-  if (plannerName == "fast")
-    return planner::planFast(graph, budget, device);
+  if (plannerName == "fast" || plannerName == "fast-replay")
+    return planner::planFast(graph, budget, device,
+                             /*dropsAhead=*/plannerName == "fast");
   if (plannerName == "milp") {
     llvm::Expected<planner::MilpResult> result =
         planner::planMilp(graph, budget, device);
@@ -555,10 +556,10 @@ static bool isBetter(const planner::Plan &a, const planner::Plan &b) {
 }
 
 llvm::Error checkPlannerName(StringRef name) {
-  if (name == "fast" || name == "milp" || name == "sqrt" || name == "none")
+  if (llvm::is_contained({"fast", "fast-replay", "milp", "sqrt", "none"}, name))
     return llvm::Error::success();
   return llvm::createStringError("unknown planner '" + name +
-                                 "' (fast, milp, sqrt or none)");
+                                 "' (fast, fast-replay, milp, sqrt or none)");
 }
 
 char UnmetBudgetError::ID = 0;

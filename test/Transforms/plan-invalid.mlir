@@ -17,7 +17,7 @@
 // touches b, c and d (3 x 1,024 B), so no plan goes below 4,096 B, and
 // recomputing a meets exactly that.
 // TIGHT: error: budget of 4,095 bytes (4.00 KiB) cannot be met: the smallest budget that can be met is 4,096 bytes (4.00 KiB); no plan can go below 4,096 bytes (4.00 KiB) (1,024 B of arguments kept on the device + 3,072 B while 'onnx.Mul' runs)
-// PLANNER: error: unknown planner 'magic' (fast, milp, sqrt or none)
+// PLANNER: error: unknown planner 'magic' (fast, fast-replay, milp, sqrt or none)
 // DEVICE: error: unknown device 'abacus'; known:{{.*}} H100-SXM-80GB
 // BUDGET: error: budget:
 // Unplanned, the chain peaks at 5,120 B. The fast planner, with the default

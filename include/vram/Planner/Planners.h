@@ -63,9 +63,12 @@ llvm::Expected<Plan> planChenSqrtN(const PlanningGraph &graph,
 /// exceeded, evicts the resident tensor whose eviction costs the least time
 /// per byte and per unit of time it stays away, by dropping it (recomputed on
 /// demand) or by offloading it (prefetched just in time), whichever is
-/// cheaper. Fails with BudgetTooSmallError when it cannot meet `budget`.
+/// cheaper. Unless `dropsAhead` is off, it also replays with recompute
+/// decisions chosen ahead over the whole schedule and keeps the cheaper plan.
+/// Fails with BudgetTooSmallError when it cannot meet `budget`.
 llvm::Expected<Plan> planFast(const PlanningGraph &graph, uint64_t budget,
-                              const MachineModel &device);
+                              const MachineModel &device,
+                              bool dropsAhead = true);
 
 /// Persistent bytes plus the largest bytesTouchedBy over all ops, with the
 /// graph outputs made before the op: no plan peaks lower. `withHostMemory`:

@@ -142,8 +142,9 @@ def PlanPass : Pass<"vram-plan"> {
     Option<"device", "device", "std::string", /*default=*/"\"H100\"",
            "device profile: compute speed for op times, host link for copies">,
     Option<"planner", "planner", "std::string", /*default=*/"\"fast\"",
-           "fast, milp (exact, recompute only, small graphs), sqrt (Chen et "
-           "al. checkpoints) or none (only check the budget)">,
+           "fast, fast-replay (the fast planner without its drops chosen "
+           "ahead), milp (exact, recompute only, small graphs), sqrt (Chen "
+           "et al. checkpoints) or none (only check the budget)">,
     Option<"allowOffload", "allow-offload", "bool", /*default=*/"true",
            "allow offloading tensors to host memory">,
     Option<"allowReorder", "allow-reorder", "bool", /*default=*/"false",
