@@ -47,40 +47,38 @@ Chain makeChain() {
   return c;
 }
 
-/// The ops after which the selection drops something, with what.
-std::vector<std::pair<OpId, TensorId>> dropsOf(const ReplayOptions &options) {
+/// Selects drops for the chain at `budget`, expects x dropped after Y and
+/// nothing else, and returns until when w is kept (-2 without a selection).
+int64_t keepUntilOfW(uint64_t budget) {
+  Chain c = makeChain();
+  std::optional<ReplayOptions> options =
+      selectDrops(c.graph, MachineModel(), budget);
+  if (!options) {
+    ADD_FAILURE() << "nothing selected at " << budget;
+    return -2;
+  }
   std::vector<std::pair<OpId, TensorId>> drops;
-  for (auto [op, tensors] : llvm::enumerate(options.dropAfter))
+  for (auto [op, tensors] : llvm::enumerate(options->dropAfter))
     for (TensorId t : tensors)
       drops.push_back({OpId(op), t});
-  return drops;
+  EXPECT_EQ(drops, (std::vector<std::pair<OpId, TensorId>>{{c.opY, c.x}}));
+  return options->keepUntil[c.w];
 }
 
 TEST(DropSelectionTest, RebuildsTheDeadInputWhenKeepingItCostsTooMuch) {
-  Chain c = makeChain();
-  ASSERT_FALSE(static_cast<bool>(c.graph.verify()));
+  ASSERT_FALSE(static_cast<bool>(makeChain().graph.verify()));
   // Budget 25, 5 over at Z. Dropping x after Y saves 10 at Z, and its
   // rerun before U needs w, dead after X. Keeping w until then costs 8 at Y
   // and Z: Z at 30 - 10 + 8 = 28, still over. Rebuilding w as well needs
-  // only `in` kept (2): Z at 22, for two reruns instead of one.
-  std::optional<ReplayOptions> options =
-      selectDrops(c.graph, MachineModel(), 25);
-  ASSERT_TRUE(options.has_value());
-  EXPECT_EQ(dropsOf(*options),
-            (std::vector<std::pair<OpId, TensorId>>{{c.opY, c.x}}));
-  EXPECT_EQ(options->keepUntil[c.w], 1) << "rebuilt, not kept";
+  // only `in` kept (2): Z at 22, for two reruns instead of one. w stays
+  // dead after its read by X (op 1).
+  EXPECT_EQ(keepUntilOfW(25), 1);
 }
 
 TEST(DropSelectionTest, KeepsTheDeadInputWhenThatIsEnough) {
-  Chain c = makeChain();
-  // Budget 29, 1 over at Z: keeping w (Z at 28) removes it with one rerun,
-  // rebuilding w too would take two.
-  std::optional<ReplayOptions> options =
-      selectDrops(c.graph, MachineModel(), 29);
-  ASSERT_TRUE(options.has_value());
-  EXPECT_EQ(dropsOf(*options),
-            (std::vector<std::pair<OpId, TensorId>>{{c.opY, c.x}}));
-  EXPECT_EQ(options->keepUntil[c.w], 4) << "kept for the rerun of X";
+  // Budget 29, 1 over at Z: keeping w until the rerun of X before U (op 4)
+  // leaves Z at 28 with one rerun; rebuilding w too would take two.
+  EXPECT_EQ(keepUntilOfW(29), 4);
 }
 
 TEST(DropSelectionTest, ChoosesNothingWithinTheBudget) {
