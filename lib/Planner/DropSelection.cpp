@@ -138,15 +138,12 @@ DropSelector::DropSelector(const PlanningGraph &graph,
       live(graph.numOps()), readUntil(graph.numTensors(), -1),
       readByRerunAt(graph.numTensors()), dropsOf(graph.numTensors()) {
   // The unplanned program frees every tensor after its last read.
-  std::vector<OpId> schedule(graph.numOps());
-  for (OpId op = 0; op < graph.numOps(); ++op)
-    schedule[op] = op;
-  std::vector<PlanStep> steps = insertFrees(graph, schedule);
-  SimulationResult unplanned =
-      llvm::cantFail(simulate(graph, steps, MachineModel()),
+  Plan unplanned =
+      llvm::cantFail(planKeepAll(graph, MachineModel()),
                      "the schedule of a verified graph is a valid plan");
   OpId op = 0;
-  for (auto [step, bytes] : llvm::zip(steps, unplanned.liveBytes))
+  for (auto [step, bytes] :
+       llvm::zip(unplanned.steps, unplanned.simulation.liveBytes))
     if (step.kind == StepKind::Compute)
       live[op++] = int64_t(bytes);
   for (OpId t = 0; t < graph.numOps(); ++t)
