@@ -123,7 +123,7 @@ void benchGraph(llvm::StringRef name, const PlanningGraph &graph,
   llvm::outs() << llvm::formatv(
       "\n#### {0}\n{1} ops, unplanned peak {2:N} B, lower bound {3:N} B "
       "({4:P1}), fast planner's smallest {5:N} B ({6:P1}, found in {7:F1} "
-      "ms)\n\nMemory-greedy order (reordering alone, no plan): unplanned peak "
+      "ms)\n\nMemory order (reordering alone, no plan): unplanned peak "
       "{8:N} B, {9:P1} of the given order's (ordered in {10:F1} ms)\n\n",
       name, graph.numOps(), unplanned, lowest, double(lowest) / unplanned,
       smallest, double(smallest) / unplanned, 1000 * bisectSeconds,
@@ -330,8 +330,9 @@ int main(int argc, char **argv) {
         "on {0}. MILP: HiGHS, {1} s limit, recompute only. relax.: "
         "interval-drop relaxation (same limit). bound: the larger proven lower "
         "bound on the recompute-only overhead. fast gap: (1 + fast) / (1 + "
-        "bound) - 1. fast, reordered: the fast planner on the memory-greedy "
-        "order (the bounds hold for the given order only). fast+offload: the "
+        "bound) - 1. fast, reordered: the fast planner on the memory order "
+        "(orderForMemory; the bounds hold for the given order only). "
+        "fast+offload: the "
         "device's host link.\n",
         profile->name, milpLimit);
     for (const std::string &path : irFiles)
@@ -357,8 +358,8 @@ int main(int argc, char **argv) {
       "MILP: HiGHS, {0} s limit, recompute only. relax.: interval-drop "
       "relaxation (same limit). bound: the larger proven lower bound on the "
       "recompute-only overhead. fast gap: (1 + fast) / (1 + bound) - 1. "
-      "fast, reordered: the fast planner on the memory-greedy order (the "
-      "bounds hold for the given order only). "
+      "fast, reordered: the fast planner on the memory order "
+      "(orderForMemory; the bounds hold for the given order only). "
       "fast+offload: host link moving the mean tensor in the mean op time.\n",
       milpLimit);
   for (const std::string &path : paths)

@@ -1,4 +1,4 @@
-//===- Schedule.cpp - Memory-greedy list scheduling -----------------------===//
+//===- Schedule.cpp - List scheduling for memory --------------------------===//
 
 #include "vram/Planner/Schedule.h"
 
@@ -9,8 +9,19 @@
 
 using namespace vram::planner;
 
-std::vector<unsigned>
-vram::planner::orderForMemory(const OrderingProblem &problem) {
+namespace {
+/// Which ready op a list schedule runs next.
+enum class Pick {
+  /// The one that grows live bytes least.
+  LeastGrowth,
+  /// One that shrinks live bytes, the most first; otherwise the first in
+  /// the given order.
+  ShrinkingFirst,
+};
+} // namespace
+
+static std::vector<unsigned> listSchedule(const OrderingProblem &problem,
+                                          Pick pick) {
   size_t numOps = problem.predecessors.size();
   std::vector<unsigned> pendingReaders(problem.bufferBytes.size(), 0);
   for (const auto &reads : problem.reads)
@@ -38,6 +49,8 @@ vram::planner::orderForMemory(const OrderingProblem &problem) {
       for (unsigned buffer : problem.reads[op])
         if (pendingReaders[buffer] == 1 && problem.freedAfterLastRead[buffer])
           growth -= problem.bufferBytes[buffer];
+      if (pick == Pick::ShrinkingFirst)
+        growth = std::min<int64_t>(growth, 0);
       if (!best || growth < bestGrowth) {
         best = op;
         bestGrowth = growth;
@@ -54,23 +67,64 @@ vram::planner::orderForMemory(const OrderingProblem &problem) {
   return order;
 }
 
+/// The peak of the bytes ops allocate, over `order`, each buffer freed after
+/// its last read where it may be. Buffers no op allocates only shift it.
+static int64_t allocatedPeak(const OrderingProblem &problem,
+                             llvm::ArrayRef<unsigned> order) {
+  std::vector<unsigned> pendingReaders(problem.bufferBytes.size(), 0);
+  for (const auto &reads : problem.reads)
+    for (unsigned buffer : reads)
+      ++pendingReaders[buffer];
+  int64_t live = 0, peak = 0;
+  for (unsigned op : order) {
+    live += problem.allocatedBytes[op];
+    peak = std::max(peak, live);
+    for (unsigned buffer : problem.reads[op])
+      if (--pendingReaders[buffer] == 0 && problem.freedAfterLastRead[buffer])
+        live -= problem.bufferBytes[buffer];
+  }
+  return peak;
+}
+
+std::vector<unsigned>
+vram::planner::orderForMemory(const OrderingProblem &problem) {
+  std::vector<unsigned> shrinkingFirst =
+      listSchedule(problem, Pick::ShrinkingFirst);
+  std::vector<unsigned> leastGrowth = listSchedule(problem, Pick::LeastGrowth);
+  return allocatedPeak(problem, leastGrowth) <
+                 allocatedPeak(problem, shrinkingFirst)
+             ? leastGrowth
+             : shrinkingFirst;
+}
+
 std::vector<OpId> vram::planner::orderForMemory(const PlanningGraph &graph) {
   OrderingProblem problem(graph.numOps());
-  // As in the unplanned schedule, everything but persistent tensors and
-  // outputs is freed after its last read.
+  // A tensor made in an input's storage is that input's buffer: reading it
+  // keeps the storage live. As in the unplanned schedule, every buffer but
+  // those of persistent tensors and outputs is freed after its last read.
+  std::vector<TensorId> storage(graph.numTensors());
   for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    storage[t] =
+        tensor.reusesStorageOf ? storage[*tensor.reusesStorageOf] : TensorId(t);
     problem.bufferBytes.push_back(tensor.bytes);
-    problem.freedAfterLastRead.push_back(!graph.mustStayResident(t));
+    problem.freedAfterLastRead.push_back(true);
   }
+  for (TensorId t = 0; t < graph.numTensors(); ++t)
+    if (graph.mustStayResident(t))
+      problem.freedAfterLastRead[storage[t]] = false;
   for (auto [id, op] : llvm::enumerate(graph.ops())) {
     for (TensorId input : op.inputs) {
-      problem.addRead(id, input);
+      problem.addRead(id, storage[input]);
       if (std::optional<OpId> producer = graph.tensor(input).producer)
         problem.addPredecessor(id, *producer);
     }
-    for (TensorId output : op.outputs)
+    for (TensorId output : op.outputs) {
       if (!graph.tensor(output).reusesStorageOf)
         problem.allocatedBytes[id] += graph.tensor(output).bytes;
+      // Nothing reads it: freed once its producer has run.
+      if (graph.tensor(output).consumers.empty())
+        problem.addRead(id, storage[output]);
+    }
     // In-place writes order the readers of the tensor around the writer as
     // the schedule has them.
     for (TensorId written : op.writes)

@@ -71,8 +71,12 @@ std::vector<Operation *> scheduleForMemory(Block &body,
     });
     for (Value result : op->getResults())
       if (isa<ShapedType>(result.getType()) &&
-          analysis.getBuffer(result).root == result)
+          analysis.getBuffer(result).root == result) {
         problem.allocatedBytes[i] += analysis.getBuffer(result).bytes;
+        // Nothing reads it: freed once its producer has run.
+        if (result.use_empty())
+          problem.addRead(i, bufferIndex(result));
+      }
     // Reordering ops with effects could change what the program computes.
     if (!isMemoryEffectFree(op)) {
       if (lastEffecting)

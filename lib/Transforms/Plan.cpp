@@ -1,7 +1,8 @@
 //===- Plan.cpp - the vram-plan pass: fit a function into a budget --------===//
 //
 // Plans the function with vram/Planning/IRPlanning.h (the chosen planner on
-// the current op order and, with allow-reorder, on a memory-greedy order too)
+// the current op order and, with allow-reorder, on an order chosen for memory
+// too)
 // and writes the better plan back as IR.
 //
 //===----------------------------------------------------------------------===//

@@ -8,8 +8,8 @@
 // at once:
 //   a x+a 8,192; b x+a+b 12,288; ra x+a+b+ra 12,292 <- peak;
 //   rb x+b+ra+rb 8,200; sum x+ra+rb+s 4,108.
-// The greedy order runs each reduction right after its producer (running
-// ra frees a: -4,092 B beats b's +4,096 B):
+// The memory order runs each reduction right after its producer (ra frees
+// a: -4,092 B, where b grows +4,096 B):
 //   a 8,192; ra x+a+ra 8,196; b x+ra+b 8,196; rb x+ra+b+rb 8,200 <- peak;
 //   sum 4,108.
 // Both orders need no recomputation; the lower peak decides.

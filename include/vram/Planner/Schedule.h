@@ -40,16 +40,21 @@ struct OrderingProblem {
   }
 
   std::vector<llvm::SmallVector<unsigned, 4>> predecessors;
+  /// A buffer nothing reads counts as read by the op that makes it: that op
+  /// frees it.
   std::vector<llvm::SmallVector<unsigned, 4>> reads;
   std::vector<uint64_t> allocatedBytes;
   std::vector<uint64_t> bufferBytes;
   std::vector<bool> freedAfterLastRead;
 };
 
-/// A topological order that keeps live bytes low, greedily: among the ops
-/// whose predecessors have run, run the one that grows live bytes least (its
-/// allocations minus the buffers it reads for the last time); the first in
-/// the given order wins ties, so an order that is already good is kept.
+/// A topological order that keeps live bytes low: the lower-peak one of two
+/// list schedules. Among the ops whose predecessors have run, one runs the
+/// op that grows live bytes least (its allocations minus the buffers it reads
+/// for the last time); the other keeps the given order but runs an op that
+/// shrinks live bytes as soon as it can (an optimizer update right after its
+/// gradient, a reduction right after its operand). Ties go to the first in
+/// the given order, so an order that is already good is kept.
 std::vector<unsigned> orderForMemory(const OrderingProblem &problem);
 
 /// orderForMemory on a planning graph: dependences through tensors, and an

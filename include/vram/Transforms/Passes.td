@@ -148,8 +148,8 @@ def PlanPass : Pass<"vram-plan"> {
     Option<"allowOffload", "allow-offload", "bool", /*default=*/"true",
            "allow offloading tensors to host memory">,
     Option<"allowReorder", "allow-reorder", "bool", /*default=*/"false",
-           "also try a memory-greedy op order and keep it when its plan is "
-           "faster, or as fast with a lower peak">,
+           "also try an op order chosen for memory and keep it when its plan "
+           "is faster, or as fast with a lower peak">,
     Option<"maxOverhead", "max-overhead", "double", /*default=*/"-1.0",
            "largest acceptable extra time as a fraction of the unplanned "
            "compute time (0.2 = 20%); negative: no limit">,
