@@ -1,6 +1,7 @@
 //===- Schedule.cpp - List scheduling for memory --------------------------===//
 
 #include "vram/Planner/Schedule.h"
+#include "vram/Planner/Planners.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -14,87 +15,129 @@ namespace {
 enum class Pick {
   /// The one that grows live bytes least.
   LeastGrowth,
-  /// One that shrinks live bytes, the most first; otherwise the first in
-  /// the given order.
+  /// One that starts a chain shrinking live bytes, the most first; then one
+  /// that leaves them as they are; otherwise the first in the given order.
   ShrinkingFirst,
+};
+
+/// A list schedule in progress: which ops are ready and which buffers are
+/// still to be read.
+class ListScheduler {
+public:
+  explicit ListScheduler(const OrderingProblem &problem);
+  std::vector<unsigned> run(Pick pick);
+
+private:
+  /// Bytes live after `op` runs minus before: what it allocates, less what
+  /// it reads for the last time.
+  int64_t growth(unsigned op) const;
+  /// The lowest growth reached by running `op` and then, while there is
+  /// one, the op that only waits for the one before (a cast of a gradient,
+  /// then its optimizer update), a few ops deep.
+  int64_t chainGrowth(unsigned op);
+  /// ShrinkingFirst's rank of a ready op, lowest first: a chain that shrinks
+  /// live bytes by its growth; then an op that depends on no other and
+  /// leaves them as they are (Adam's step count, which every update reads);
+  /// then the rest alike, in the given order.
+  int64_t shrinkingKey(unsigned op);
+  void markRun(unsigned op);
+
+  const OrderingProblem &problem;
+  std::vector<unsigned> pendingReaders;
+  std::vector<unsigned> waitingFor;
+  std::vector<llvm::SmallVector<unsigned, 2>> successors;
+  std::set<unsigned> ready;
 };
 } // namespace
 
-static std::vector<unsigned> listSchedule(const OrderingProblem &problem,
-                                          Pick pick) {
-  size_t numOps = problem.predecessors.size();
-  std::vector<unsigned> pendingReaders(problem.bufferBytes.size(), 0);
+ListScheduler::ListScheduler(const OrderingProblem &problem)
+    : problem(problem), pendingReaders(problem.bufferBytes.size(), 0),
+      waitingFor(problem.predecessors.size()),
+      successors(problem.predecessors.size()) {
   for (const auto &reads : problem.reads)
     for (unsigned buffer : reads)
       ++pendingReaders[buffer];
-  std::vector<unsigned> waitingFor(numOps);
-  std::vector<llvm::SmallVector<unsigned, 2>> successors(numOps);
   for (auto [op, predecessors] : llvm::enumerate(problem.predecessors)) {
     waitingFor[op] = predecessors.size();
     for (unsigned predecessor : predecessors)
       successors[predecessor].push_back(op);
   }
-  std::set<unsigned> ready;
-  for (unsigned op = 0; op < numOps; ++op)
+  for (unsigned op = 0; op < waitingFor.size(); ++op)
     if (waitingFor[op] == 0)
       ready.insert(op);
+}
 
+int64_t ListScheduler::growth(unsigned op) const {
+  int64_t growth = problem.allocatedBytes[op];
+  for (unsigned buffer : problem.reads[op])
+    if (pendingReaders[buffer] == 1 && problem.freedAfterLastRead[buffer])
+      growth -= problem.bufferBytes[buffer];
+  return growth;
+}
+
+int64_t ListScheduler::chainGrowth(unsigned op) {
+  constexpr unsigned kMaxChain = 4;
+  int64_t total = 0, lowest = INT64_MAX;
+  llvm::SmallVector<unsigned, kMaxChain> chain;
+  for (unsigned depth = 0; depth < kMaxChain; ++depth) {
+    total += growth(op);
+    lowest = std::min(lowest, total);
+    chain.push_back(op);
+    for (unsigned buffer : problem.reads[op])
+      --pendingReaders[buffer];
+    if (successors[op].size() != 1 || waitingFor[successors[op][0]] != 1)
+      break;
+    op = successors[op][0];
+  }
+  for (unsigned run : chain)
+    for (unsigned buffer : problem.reads[run])
+      ++pendingReaders[buffer];
+  return lowest;
+}
+
+int64_t ListScheduler::shrinkingKey(unsigned op) {
+  if (int64_t chain = chainGrowth(op); chain < 0)
+    return chain;
+  return problem.predecessors[op].empty() && growth(op) == 0 ? 0 : 1;
+}
+
+void ListScheduler::markRun(unsigned op) {
+  ready.erase(op);
+  for (unsigned buffer : problem.reads[op])
+    --pendingReaders[buffer];
+  for (unsigned successor : successors[op])
+    if (--waitingFor[successor] == 0)
+      ready.insert(successor);
+}
+
+std::vector<unsigned> ListScheduler::run(Pick pick) {
   std::vector<unsigned> order;
-  order.reserve(numOps);
+  order.reserve(waitingFor.size());
   while (!ready.empty()) {
     std::optional<unsigned> best;
-    int64_t bestGrowth = 0;
+    int64_t bestKey = 0;
     for (unsigned op : ready) {
-      int64_t growth = problem.allocatedBytes[op];
-      for (unsigned buffer : problem.reads[op])
-        if (pendingReaders[buffer] == 1 && problem.freedAfterLastRead[buffer])
-          growth -= problem.bufferBytes[buffer];
-      if (pick == Pick::ShrinkingFirst)
-        growth = std::min<int64_t>(growth, 0);
-      if (!best || growth < bestGrowth) {
+      int64_t key = pick == Pick::LeastGrowth ? growth(op) : shrinkingKey(op);
+      if (!best || key < bestKey) {
         best = op;
-        bestGrowth = growth;
+        bestKey = key;
       }
     }
-    ready.erase(*best);
     order.push_back(*best);
-    for (unsigned buffer : problem.reads[*best])
-      --pendingReaders[buffer];
-    for (unsigned successor : successors[*best])
-      if (--waitingFor[successor] == 0)
-        ready.insert(successor);
+    markRun(*best);
   }
   return order;
 }
 
-/// The peak of the bytes ops allocate, over `order`, each buffer freed after
-/// its last read where it may be. Buffers no op allocates only shift it.
-static int64_t allocatedPeak(const OrderingProblem &problem,
-                             llvm::ArrayRef<unsigned> order) {
-  std::vector<unsigned> pendingReaders(problem.bufferBytes.size(), 0);
-  for (const auto &reads : problem.reads)
-    for (unsigned buffer : reads)
-      ++pendingReaders[buffer];
-  int64_t live = 0, peak = 0;
-  for (unsigned op : order) {
-    live += problem.allocatedBytes[op];
-    peak = std::max(peak, live);
-    for (unsigned buffer : problem.reads[op])
-      if (--pendingReaders[buffer] == 0 && problem.freedAfterLastRead[buffer])
-        live -= problem.bufferBytes[buffer];
+std::vector<std::vector<unsigned>>
+vram::planner::ordersForMemory(const OrderingProblem &problem) {
+  std::vector<std::vector<unsigned>> orders;
+  for (Pick pick : {Pick::ShrinkingFirst, Pick::LeastGrowth}) {
+    std::vector<unsigned> order = ListScheduler(problem).run(pick);
+    if (!llvm::is_contained(orders, order))
+      orders.push_back(std::move(order));
   }
-  return peak;
-}
-
-std::vector<unsigned>
-vram::planner::orderForMemory(const OrderingProblem &problem) {
-  std::vector<unsigned> shrinkingFirst =
-      listSchedule(problem, Pick::ShrinkingFirst);
-  std::vector<unsigned> leastGrowth = listSchedule(problem, Pick::LeastGrowth);
-  return allocatedPeak(problem, leastGrowth) <
-                 allocatedPeak(problem, shrinkingFirst)
-             ? leastGrowth
-             : shrinkingFirst;
+  return orders;
 }
 
 std::vector<OpId> vram::planner::orderForMemory(const PlanningGraph &graph) {
@@ -135,7 +178,19 @@ std::vector<OpId> vram::planner::orderForMemory(const PlanningGraph &graph) {
           problem.addPredecessor(reader, id);
       }
   }
-  return orderForMemory(problem);
+  // The given order competes: a list schedule's one-step choices can cost
+  // more than they save.
+  std::vector<OpId> best(graph.numOps());
+  for (OpId op = 0; op < graph.numOps(); ++op)
+    best[op] = op;
+  uint64_t bestPeak = unplannedPeak(graph);
+  for (std::vector<unsigned> &order : ordersForMemory(problem))
+    if (uint64_t peak = unplannedPeak(reorderGraph(graph, order));
+        peak < bestPeak) {
+      best = std::move(order);
+      bestPeak = peak;
+    }
+  return best;
 }
 
 PlanningGraph vram::planner::reorderGraph(const PlanningGraph &graph,

@@ -45,8 +45,8 @@ template <typename Fn> static void forEachOperand(Operation *op, Fn fn) {
   });
 }
 
-std::vector<Operation *> scheduleForMemory(Block &body,
-                                           const MemoryAnalysis &analysis) {
+std::vector<std::vector<Operation *>>
+schedulesForMemory(Block &body, const MemoryAnalysis &analysis) {
   std::vector<Operation *> ops = getPlannedOps(body);
   llvm::DenseMap<Operation *, unsigned> indexOf;
   for (auto [i, op] : llvm::enumerate(ops))
@@ -111,10 +111,14 @@ std::vector<Operation *> scheduleForMemory(Block &body,
         buffer.category != MemoryCategory::Output);
   }
 
-  std::vector<Operation *> order;
-  for (unsigned i : planner::orderForMemory(problem))
-    order.push_back(ops[i]);
-  return order;
+  std::vector<std::vector<Operation *>> orders;
+  for (const std::vector<unsigned> &indices :
+       planner::ordersForMemory(problem)) {
+    std::vector<Operation *> &order = orders.emplace_back();
+    for (unsigned i : indices)
+      order.push_back(ops[i]);
+  }
+  return orders;
 }
 
 planner::MachineModel getPlannerDevice(const DeviceProfile &device,
@@ -587,11 +591,10 @@ planFunctionBody(const MemoryAnalysis &analysis, Block &body,
     return std::move(error);
   StringRef plannerName = options.planner;
   std::vector<std::vector<Operation *>> orders = {getPlannedOps(body)};
-  if (options.allowReorder) {
-    std::vector<Operation *> greedy = scheduleForMemory(body, analysis);
-    if (greedy != orders.front())
-      orders.push_back(std::move(greedy));
-  }
+  if (options.allowReorder)
+    for (std::vector<Operation *> &order : schedulesForMemory(body, analysis))
+      if (!llvm::is_contained(orders, order))
+        orders.push_back(std::move(order));
 
   planner::MachineModel plannerDevice =
       getPlannerDevice(device, options.allowOffload);

@@ -110,6 +110,39 @@ TEST(ScheduleTest, RunsAnUpdateRightAfterItsGradient) {
   EXPECT_EQ(unplannedPeak(reorderGraph(graph, order)), 120u);
 }
 
+TEST(ScheduleTest, RunsACastAndItsUpdateRightAfterTheGradient) {
+  // Mixed precision: b1 and b2 read parameters p1 and p2 (10 B each) and
+  // make half-precision gradients g1 and g2 (50 B); c1 and c2 cast them to
+  // f1 and f2 (100 B); u1 and u2 update the parameters from those.
+  PlanningGraph graph;
+  TensorId p1 = graph.addTensor("p1", 10, TensorCategory::Parameter, {});
+  TensorId p2 = graph.addTensor("p2", 10, TensorCategory::Parameter, {});
+  OpId b1 = graph.addOp("b1", 1, true), b2 = graph.addOp("b2", 1, true);
+  OpId c1 = graph.addOp("c1", 1, true), c2 = graph.addOp("c2", 1, true);
+  OpId u1 = graph.addOp("u1", 1, true), u2 = graph.addOp("u2", 1, true);
+  TensorId g1 = graph.addTensor("g1", 50, TensorCategory::Gradient, b1);
+  TensorId g2 = graph.addTensor("g2", 50, TensorCategory::Gradient, b2);
+  TensorId f1 = graph.addTensor("f1", 100, TensorCategory::Gradient, c1);
+  TensorId f2 = graph.addTensor("f2", 100, TensorCategory::Gradient, c2);
+  graph.addUse(b1, p1);
+  graph.addUse(b2, p2);
+  graph.addUse(c1, g1);
+  graph.addUse(c2, g2);
+  graph.addUse(u1, f1);
+  graph.addWrite(u1, p1);
+  graph.addUse(u2, f2);
+  graph.addWrite(u2, p2);
+  // Given order: while c2 runs, p1 + p2 20, f1 100, g2 50, f2 100 = 270.
+  EXPECT_EQ(unplannedPeak(graph), 270u);
+  // c1 alone grows live bytes (100 - 50), but c1 then u1 (the only op
+  // waiting for it) shrinks them by 50: the pair runs before b2. While c1
+  // and c2 run: 20 + 50 + 100 = 170.
+  std::vector<OpId> order = orderForMemory(graph);
+  EXPECT_EQ(opNames(graph, order),
+            (std::vector<std::string>{"b1", "c1", "u1", "b2", "c2", "u2"}));
+  EXPECT_EQ(unplannedPeak(reorderGraph(graph, order)), 170u);
+}
+
 TEST(ScheduleTest, InPlaceWriterStaysBetweenTheReadersOfBothValues) {
   // p (40 B parameter) is read by r1, overwritten by w, then read by r2.
   // Without the write's ordering, w (no growth) would run first.

@@ -48,18 +48,21 @@ struct OrderingProblem {
   std::vector<bool> freedAfterLastRead;
 };
 
-/// A topological order that keeps live bytes low: the lower-peak one of two
-/// list schedules. Among the ops whose predecessors have run, one runs the
-/// op that grows live bytes least (its allocations minus the buffers it reads
-/// for the last time); the other keeps the given order but runs an op that
-/// shrinks live bytes as soon as it can (an optimizer update right after its
-/// gradient, a reduction right after its operand). Ties go to the first in
-/// the given order, so an order that is already good is kept.
-std::vector<unsigned> orderForMemory(const OrderingProblem &problem);
+/// Topological orders that keep live bytes low, from two list schedules
+/// (without repeats). Among the ops whose predecessors have run, one runs
+/// the op that grows live bytes least (its allocations minus the buffers it
+/// reads for the last time); the other keeps the given order but first runs
+/// an op that starts a chain of ops shrinking live bytes (a gradient's cast
+/// and its optimizer update, right after the gradient), then ops that leave
+/// them as they are. Ties go to the first in the given order, so an order
+/// that is already good is kept.
+std::vector<std::vector<unsigned>>
+ordersForMemory(const OrderingProblem &problem);
 
-/// orderForMemory on a planning graph: dependences through tensors, and an
-/// op that overwrites a tensor in place after every reader of the value it
-/// overwrites (and before the readers of the new one).
+/// Of the given order and ordersForMemory's on a planning graph, the one
+/// with the lowest unplanned peak. Dependences are through tensors, and an
+/// op that overwrites a tensor in place runs after every reader of the value
+/// it overwrites (and before the readers of the new one).
 std::vector<OpId> orderForMemory(const PlanningGraph &graph);
 
 /// `graph` with its ops in `order`, a topological order of its ops.

@@ -46,13 +46,13 @@ struct IRPlanningGraph {
 /// throughout, so they are tensors without a producer, not ops).
 std::vector<mlir::Operation *> getPlannedOps(mlir::Block &body);
 
-/// A topological order of getPlannedOps(body) chosen greedily for memory:
-/// among the ops whose operands are ready, run the one that grows live bytes
-/// the least (its new buffers minus the buffers it is the last reader of);
-/// ties keep the current order. Ops with memory effects keep their relative
-/// order.
-std::vector<mlir::Operation *>
-scheduleForMemory(mlir::Block &body, const MemoryAnalysis &analysis);
+/// Topological orders of getPlannedOps(body) chosen for memory by
+/// vram::planner::ordersForMemory (list schedules: least growth first, or
+/// the current order with ops that shrink live bytes run as soon as they
+/// can), over the analysis' buffers. Ops with memory effects keep their
+/// relative order.
+std::vector<std::vector<mlir::Operation *>>
+schedulesForMemory(mlir::Block &body, const MemoryAnalysis &analysis);
 
 /// Builds the planner's graph for the body `analysis` was computed on, with
 /// ops in `order` (a topological order of getPlannedOps). Op costs are
@@ -116,7 +116,7 @@ struct FunctionPlan {
 };
 
 /// Plans `body`, the body `analysis` was computed on: the chosen planner on
-/// the current order and, with allowReorder, on scheduleForMemory's order;
+/// the current order and, with allowReorder, on schedulesForMemory's orders;
 /// less total time, then the lower peak, wins. Nothing is rewritten. Fails
 /// with a message for the user: an unknown planner, a budget no plan meets
 /// (naming the smallest budget that can be met and the lower bound), or a
