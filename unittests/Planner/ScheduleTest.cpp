@@ -84,23 +84,41 @@ TEST(ScheduleTest, KeepsTheGivenOrderWhereTheLeastGrowthFirstCostsMore) {
   EXPECT_EQ(unplannedPeak(reorderGraph(graph, order)), 111u);
 }
 
-TEST(ScheduleTest, RunsAnUpdateRightAfterItsGradient) {
-  // A training step's tail: g1 and g2 (100 B each) are the gradients of
-  // parameters p1 and p2 (10 B), made by b1 and b2; u1 and u2 update the
-  // parameters in place, after the whole backward pass in the given order.
+/// A training step's tail in the given order: b1 and b2 read parameters p1
+/// and p2 (10 B each) and make their gradients (`gradientBytes` each); with
+/// `castBytes`, c1 and c2 then cast them to tensors of that size (mixed
+/// precision's fp32 gradients); last, u1 and u2 update the parameters in
+/// place from what the gradients became.
+PlanningGraph gradientsThenUpdates(uint64_t gradientBytes,
+                                   std::optional<uint64_t> castBytes) {
   PlanningGraph graph;
-  TensorId p1 = graph.addTensor("p1", 10, TensorCategory::Parameter, {});
-  TensorId p2 = graph.addTensor("p2", 10, TensorCategory::Parameter, {});
-  OpId b1 = graph.addOp("b1", 1, true), b2 = graph.addOp("b2", 1, true);
-  OpId u1 = graph.addOp("u1", 1, true), u2 = graph.addOp("u2", 1, true);
-  TensorId g1 = graph.addTensor("g1", 100, TensorCategory::Gradient, b1);
-  TensorId g2 = graph.addTensor("g2", 100, TensorCategory::Gradient, b2);
-  graph.addUse(b1, p1);
-  graph.addUse(b2, p2);
-  graph.addUse(u1, g1);
-  graph.addWrite(u1, p1);
-  graph.addUse(u2, g2);
-  graph.addWrite(u2, p2);
+  TensorId params[2], grads[2];
+  for (unsigned i = 0; i < 2; ++i) {
+    std::string n = std::to_string(i + 1);
+    params[i] = graph.addTensor("p" + n, 10, TensorCategory::Parameter, {});
+    OpId backward = graph.addOp("b" + n, 1, true);
+    graph.addUse(backward, params[i]);
+    grads[i] = graph.addTensor("g" + n, gradientBytes, TensorCategory::Gradient,
+                               backward);
+  }
+  if (castBytes)
+    for (unsigned i = 0; i < 2; ++i) {
+      std::string n = std::to_string(i + 1);
+      OpId cast = graph.addOp("c" + n, 1, true);
+      graph.addUse(cast, grads[i]);
+      grads[i] =
+          graph.addTensor("f" + n, *castBytes, TensorCategory::Gradient, cast);
+    }
+  for (unsigned i = 0; i < 2; ++i) {
+    OpId update = graph.addOp("u" + std::to_string(i + 1), 1, true);
+    graph.addUse(update, grads[i]);
+    graph.addWrite(update, params[i]);
+  }
+  return graph;
+}
+
+TEST(ScheduleTest, RunsAnUpdateRightAfterItsGradient) {
+  PlanningGraph graph = gradientsThenUpdates(100, std::nullopt);
   // Given order: both gradients live while b2 and u1 run: 20 + 200 = 220.
   EXPECT_EQ(unplannedPeak(graph), 220u);
   // u1 frees 100 B and can run once b1 has: one gradient at a time, 120.
@@ -111,27 +129,8 @@ TEST(ScheduleTest, RunsAnUpdateRightAfterItsGradient) {
 }
 
 TEST(ScheduleTest, RunsACastAndItsUpdateRightAfterTheGradient) {
-  // Mixed precision: b1 and b2 read parameters p1 and p2 (10 B each) and
-  // make half-precision gradients g1 and g2 (50 B); c1 and c2 cast them to
-  // f1 and f2 (100 B); u1 and u2 update the parameters from those.
-  PlanningGraph graph;
-  TensorId p1 = graph.addTensor("p1", 10, TensorCategory::Parameter, {});
-  TensorId p2 = graph.addTensor("p2", 10, TensorCategory::Parameter, {});
-  OpId b1 = graph.addOp("b1", 1, true), b2 = graph.addOp("b2", 1, true);
-  OpId c1 = graph.addOp("c1", 1, true), c2 = graph.addOp("c2", 1, true);
-  OpId u1 = graph.addOp("u1", 1, true), u2 = graph.addOp("u2", 1, true);
-  TensorId g1 = graph.addTensor("g1", 50, TensorCategory::Gradient, b1);
-  TensorId g2 = graph.addTensor("g2", 50, TensorCategory::Gradient, b2);
-  TensorId f1 = graph.addTensor("f1", 100, TensorCategory::Gradient, c1);
-  TensorId f2 = graph.addTensor("f2", 100, TensorCategory::Gradient, c2);
-  graph.addUse(b1, p1);
-  graph.addUse(b2, p2);
-  graph.addUse(c1, g1);
-  graph.addUse(c2, g2);
-  graph.addUse(u1, f1);
-  graph.addWrite(u1, p1);
-  graph.addUse(u2, f2);
-  graph.addWrite(u2, p2);
+  // Half-precision gradients of 50 B, cast to 100 B.
+  PlanningGraph graph = gradientsThenUpdates(50, 100);
   // Given order: while c2 runs, p1 + p2 20, f1 100, g2 50, f2 100 = 270.
   EXPECT_EQ(unplannedPeak(graph), 270u);
   // c1 alone grows live bytes (100 - 50), but c1 then u1 (the only op
