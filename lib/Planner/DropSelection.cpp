@@ -18,6 +18,7 @@
 #include "DropSelection.h"
 
 #include <algorithm>
+#include <cmath>
 #include <queue>
 
 using namespace vram::planner;
@@ -82,7 +83,7 @@ struct Effect {
 class DropSelector {
 public:
   DropSelector(const PlanningGraph &graph, const MachineModel &device,
-               uint64_t budget);
+               uint64_t budget, double excessExponent);
   std::optional<ReplayOptions> run();
 
 private:
@@ -102,8 +103,8 @@ private:
                Effect &effect) const;
   /// Excess over the budget that `changes` remove (negative: add).
   int64_t gain(llvm::ArrayRef<Change> changes) const;
-  /// The better of the two effects of `c`, by excess removed per second of
-  /// recompute, with that ratio.
+  /// The better of the two effects of `c`, by its score (excess removed,
+  /// weighted by excessExponent, per second of recompute), with that score.
   std::optional<std::pair<Effect, double>> bestEffect(const Candidate &c) const;
   void take(const Candidate &c, const Effect &effect);
   /// Undoes the costliest drops that the others make unnecessary.
@@ -112,6 +113,7 @@ private:
   const PlanningGraph &graph;
   const MachineModel &device;
   int64_t budget;
+  double excessExponent;
   /// Keeps a free rerun ahead of every paid one without dividing by zero.
   double minRerunTime;
   /// Bytes live while each op runs, with the drops taken so far.
@@ -131,8 +133,10 @@ private:
 } // namespace
 
 DropSelector::DropSelector(const PlanningGraph &graph,
-                           const MachineModel &device, uint64_t budget)
+                           const MachineModel &device, uint64_t budget,
+                           double excessExponent)
     : graph(graph), device(device), budget(int64_t(budget)),
+      excessExponent(excessExponent),
       minRerunTime(1e-9 * device.computeTime(graph.totalCost()) /
                    std::max<size_t>(1, graph.numOps())),
       live(graph.numOps()), readUntil(graph.numTensors(), -1),
@@ -284,7 +288,8 @@ DropSelector::bestEffect(const Candidate &c) const {
     int64_t removed = gain(effect->changes);
     if (removed <= 0)
       continue;
-    double ratio = double(removed) / (effect->rerunTime + minRerunTime);
+    double ratio = std::pow(double(removed), excessExponent) /
+                   (effect->rerunTime + minRerunTime);
     if (!best || ratio > best->second)
       best = {std::move(*effect), ratio};
   }
@@ -404,6 +409,7 @@ std::optional<ReplayOptions> DropSelector::run() {
 
 std::optional<ReplayOptions>
 vram::planner::selectDrops(const PlanningGraph &graph,
-                           const MachineModel &device, uint64_t budget) {
-  return DropSelector(graph, device, budget).run();
+                           const MachineModel &device, uint64_t budget,
+                           double excessExponent) {
+  return DropSelector(graph, device, budget, excessExponent).run();
 }

@@ -19,10 +19,14 @@ namespace vram::planner {
 /// rebuilt from inputs kept resident for it or rebuilt too. None when it
 /// drops nothing: nothing exceeds the budget, nothing helps, or the graph
 /// has more ops than the selection handles in well under a second
-/// (DropSelection.cpp).
+/// (DropSelection.cpp). Candidates go by (excess removed)^excessExponent per
+/// second of rerun: below 1 cheap reruns first, above 1 large removals
+/// first. A greedy cover is sensitive to that choice, and no one exponent
+/// wins on every graph, so the planner tries several.
 std::optional<ReplayOptions> selectDrops(const PlanningGraph &graph,
                                          const MachineModel &device,
-                                         uint64_t budget);
+                                         uint64_t budget,
+                                         double excessExponent = 1.0);
 
 } // namespace vram::planner
 

@@ -7,7 +7,8 @@
 // read): W 2+8 = 10, X 8+10 = 18, Y 10+10 = 20, Z 10+10+10 = 30, U 10+10+1
 // = 21. Only x spans Z, in its gap between its reads by Y and U. `in` is
 // kept to the end whatever is chosen: it cannot be recomputed, and w, made
-// from it, can (PlanningGraph::lastOpNeeding).
+// from it, can (PlanningGraph::lastOpNeeding). The ranking's exponent is
+// checked on a graph of its own, below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,15 @@ Chain makeChain() {
   return c;
 }
 
+/// The drops `options` make: (the op after which, the tensor).
+std::vector<std::pair<OpId, TensorId>> dropsIn(const ReplayOptions &options) {
+  std::vector<std::pair<OpId, TensorId>> drops;
+  for (auto [op, tensors] : llvm::enumerate(options.dropAfter))
+    for (TensorId t : tensors)
+      drops.push_back({OpId(op), t});
+  return drops;
+}
+
 /// Selects drops for the chain at `budget`, expects x dropped after Y and
 /// nothing else, and returns until when w is kept (-2 without a selection).
 int64_t keepUntilOfW(uint64_t budget) {
@@ -57,11 +67,8 @@ int64_t keepUntilOfW(uint64_t budget) {
     ADD_FAILURE() << "nothing selected at " << budget;
     return -2;
   }
-  std::vector<std::pair<OpId, TensorId>> drops;
-  for (auto [op, tensors] : llvm::enumerate(options->dropAfter))
-    for (TensorId t : tensors)
-      drops.push_back({OpId(op), t});
-  EXPECT_EQ(drops, (std::vector<std::pair<OpId, TensorId>>{{c.opY, c.x}}));
+  EXPECT_EQ(dropsIn(*options),
+            (std::vector<std::pair<OpId, TensorId>>{{c.opY, c.x}}));
   return options->keepUntil[c.w];
 }
 
@@ -83,5 +90,49 @@ TEST(DropSelectionTest, KeepsTheDeadInputWhenThatIsEnough) {
 
 TEST(DropSelectionTest, ChoosesNothingWithinTheBudget) {
   EXPECT_FALSE(selectDrops(makeChain().graph, MachineModel(), 30).has_value());
+}
+
+TEST(DropSelectionTest, ALargerExponentTakesOneLargeDropOverTwoSmallOnes) {
+  // A, B and C make a (5 B), b (10 B) and c (5 B) from parameter p (1 B),
+  // at costs 1, 2.1 and 1.2; T makes t (20 B), which S reads; Ua, Ub and Uc
+  // then read a, b and c. While T and S run: 1 + 5 + 10 + 5 + 20 = 41, 10
+  // over a budget of 31; every other op is within it.
+  PlanningGraph g;
+  TensorId p = g.addTensor("p", 1, TensorCategory::Parameter, {});
+  TensorId made[3];
+  OpId makers[3];
+  const char *names[] = {"a", "b", "c"};
+  uint64_t bytes[] = {5, 10, 5};
+  double costs[] = {1, 2.1, 1.2};
+  for (unsigned i = 0; i < 3; ++i) {
+    makers[i] = g.addOp(std::string(names[i]) + "-maker", costs[i]);
+    g.addUse(makers[i], p);
+    made[i] =
+        g.addTensor(names[i], bytes[i], TensorCategory::Activation, makers[i]);
+  }
+  OpId opT = g.addOp("T", 1), opS = g.addOp("S", 1);
+  g.addUse(opT, p);
+  g.addUse(opS, g.addTensor("t", 20, TensorCategory::Activation, opT));
+  g.addTensor("s", 0, TensorCategory::Output, opS);
+  for (unsigned i = 0; i < 3; ++i) {
+    OpId reader = g.addOp(std::string("U") + names[i], 1);
+    g.addUse(reader, made[i]);
+    g.addTensor(std::string("out-") + names[i], 0, TensorCategory::Output,
+                reader);
+  }
+  ASSERT_FALSE(static_cast<bool>(g.verify()));
+  // Each drop removes its bytes at T and at S. Exponent 1, excess removed
+  // per second: a 10 / 1, b 20 / 2.1 = 9.5, c 10 / 1.2 = 8.3; a goes first,
+  // then c (8.3, b 4.8 for what is left): two reruns, 2.2.
+  std::optional<ReplayOptions> linear = selectDrops(g, MachineModel(), 31);
+  ASSERT_TRUE(linear.has_value());
+  EXPECT_EQ(dropsIn(*linear), (std::vector<std::pair<OpId, TensorId>>{
+                                  {makers[0], made[0]}, {makers[2], made[2]}}));
+  // Exponent 1.5: a 10^1.5 / 1 = 31.6, b 20^1.5 / 2.1 = 42.6, c 26.4; b
+  // alone covers the excess: one rerun, 2.1.
+  std::optional<ReplayOptions> steep = selectDrops(g, MachineModel(), 31, 1.5);
+  ASSERT_TRUE(steep.has_value());
+  EXPECT_EQ(dropsIn(*steep),
+            (std::vector<std::pair<OpId, TensorId>>{{makers[1], made[1]}}));
 }
 } // namespace
