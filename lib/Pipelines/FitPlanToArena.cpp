@@ -82,20 +82,18 @@ struct FitPlanToArenaPass
     : public vram::impl::FitPlanToArenaPassBase<FitPlanToArenaPass> {
   using Base::Base;
 
-  /// Whether plans are made with the fast planner's drops chosen ahead
-  /// (planner "fast") or by its replay alone ("fast-replay").
-  bool dropsAhead = true;
-
   /// Plans a copy of the module under `target` bytes (vram-plan and
-  /// vram-verify-plan); diagnostics go to the caller's handler. When no
-  /// plan meets `target`, `unmet` (if given) gets vram-plan's numbers.
+  /// vram-verify-plan) with `planner`; diagnostics go to the caller's
+  /// handler. When no plan meets `target`, `unmet` (if given) gets
+  /// vram-plan's numbers.
   FailureOr<OwningOpRef<ModuleOp>>
   planUnder(uint64_t target, bool print,
-            std::optional<vram::UnmetBudgetError> *unmet = nullptr) {
+            std::optional<vram::UnmetBudgetError> *unmet = nullptr,
+            StringRef planner = "fast") {
     OwningOpRef<ModuleOp> planned = getOperation().clone();
     vram::PlanPassOptions plan;
     plan.budget = std::to_string(target);
-    plan.planner = dropsAhead ? "fast" : "fast-replay";
+    plan.planner = planner.str();
     plan.device = device;
     plan.allowOffload = allowOffload;
     plan.maxOverhead = maxOverhead;
@@ -118,10 +116,11 @@ struct FitPlanToArenaPass
   /// Plans quietly under `target`; the plan, or none.
   FailureOr<OwningOpRef<ModuleOp>>
   planQuietly(uint64_t target,
-              std::optional<vram::UnmetBudgetError> *unmet = nullptr) {
+              std::optional<vram::UnmetBudgetError> *unmet = nullptr,
+              StringRef planner = "fast") {
     ScopedDiagnosticHandler quiet(&getContext(),
                                   [](Diagnostic &) { return success(); });
-    return planUnder(target, false, unmet);
+    return planUnder(target, false, unmet, planner);
   }
 
   /// The smallest budget whose lowered program the fit meets for sure: the
@@ -165,6 +164,22 @@ struct FitPlanToArenaPass
              "between the buffers";
   }
 
+  /// The time `planned`'s plans add to its functions' compute time: what
+  /// two plans for one module are compared by.
+  static double addedSeconds(ModuleOp planned) {
+    double seconds = 0;
+    planned.walk([&](FunctionOpInterface func) {
+      auto summary =
+          func->getAttrOfType<DictionaryAttr>(vram::VramDialect::kPlanAttrName);
+      if (!summary)
+        return;
+      for (StringRef key : {"recompute_seconds", "exposed_copy_seconds"})
+        if (auto value = summary.getAs<FloatAttr>(key))
+          seconds += value.getValueAsDouble();
+    });
+    return seconds;
+  }
+
   /// The largest live-byte peak of `planned`'s planned functions.
   static uint64_t plannedPeak(ModuleOp planned) {
     uint64_t peak = 0;
@@ -176,48 +191,40 @@ struct FitPlanToArenaPass
     return peak;
   }
 
-  /// Plans again under lower targets until `planned`'s lowered program
-  /// fits `budgetBytes`, and returns the target of the plan kept; last of
-  /// all the planner's smallest budget, so every budget the error of
-  /// emitUnmet names is met. A module that does not lower keeps its plan,
-  /// with a warning.
-  FailureOr<uint64_t> fitToArena(FailureOr<OwningOpRef<ModuleOp>> &planned,
-                                 uint64_t budgetBytes) {
+  /// The plan fitToArena keeps: the target and planner it was made with.
+  struct Fitted {
+    uint64_t target;
+    StringRef planner;
+  };
+
+  /// How one line of the fit ended.
+  struct LineEnd {
+    /// The target of the plan left in `planned` when it fits.
+    std::optional<uint64_t> fitted;
+    /// That plan's module does not lower to buffers here: kept unchecked.
+    bool unlowerable = false;
+    /// How many plans were lowered.
+    unsigned lowered = 0;
+  };
+
+  /// One line of the fit: lowers `planned` (made with `planner` for the
+  /// budget) and, while the program exceeds `budgetBytes`, plans with
+  /// `planner` under lower targets, `attempts` plans in all.
+  LineEnd fitLine(FailureOr<OwningOpRef<ModuleOp>> &planned,
+                  uint64_t budgetBytes, StringRef planner) {
     // Targets below the budget: the highest whose lowered program was seen
     // to exceed the budget, and the highest no plan was found for.
     uint64_t target = budgetBytes, tooHigh = budgetBytes, tooLow = 0;
-    std::optional<vram::UnmetBudgetError> floor;
+    LineEnd end;
     for (unsigned attempt = 1;; ++attempt) {
       uint64_t excess = 0;
       if (succeeded(planned)) {
         std::optional<uint64_t> bytes = lowerAndCount(**planned);
-        if (!bytes) {
-          getOperation().emitWarning()
-              << "the planned program does not lower to buffers here, so "
-                 "its arena was not checked against the budget";
-          return target;
-        }
-        if (*bytes <= budgetBytes)
-          return target;
-        // The plan with drops chosen ahead is the cheaper one in live
-        // bytes, but it can lower to far more (DenseNet-121's momentum step
-        // at 40% of its peak: 66 MB over, the replay's own plan 1 MB, and
-        // lower targets kept it that way down to the planner's floor). Past
-        // such a miss the fit goes on with the replay's plans, from this
-        // target on. (Not for the plan of the planner's smallest budget:
-        // that is the plan the error names.)
-        if (dropsAhead && !floor) {
-          dropsAhead = false;
-          FailureOr<OwningOpRef<ModuleOp>> replayPlan = planQuietly(target);
-          std::optional<uint64_t> replayBytes;
-          if (succeeded(replayPlan))
-            replayBytes = lowerAndCount(**replayPlan);
-          if (replayBytes) {
-            planned = std::move(replayPlan);
-            bytes = replayBytes;
-            if (*bytes <= budgetBytes)
-              return target;
-          }
+        ++end.lowered;
+        if (!bytes || *bytes <= budgetBytes) {
+          end.fitted = target;
+          end.unlowerable = !bytes;
+          return end;
         }
         excess = *bytes - budgetBytes;
         tooHigh = target;
@@ -230,36 +237,73 @@ struct FitPlanToArenaPass
       } else {
         tooLow = target;
       }
-      if (floor) {
-        // The plan for the planner's smallest budget did not fit either.
-        emitUnmet(budgetBytes, *floor,
-                  excess ? std::optional<uint64_t>(budgetBytes + excess)
-                         : std::nullopt);
-        return failure();
-      }
-      if (attempt < std::max(1u, unsigned(attempts))) {
-        // Plan for less by the excess (the holes scale with what the arena
-        // packs, so that usually fits), or halfway to a target known to
-        // fail.
-        target = excess && tooHigh - excess > tooLow
-                     ? tooHigh - excess
-                     : tooLow + (tooHigh - tooLow) / 2;
-      } else {
-        floor = plannerFloor();
-        if (!floor)
-          return getOperation().emitError()
-                 << "budget of " << vram::formatBudget(budgetBytes)
-                 << " is met by the plan's live bytes but not by the lowered "
-                    "program, and the planner names no smallest budget";
-        // Planned and lowered even where a target at or below it was
-        // lowered already: the plan for a target is not the plan whose peak
-        // that target is, and the error must name the lowered bytes of the
-        // very plan a rerun at the named budget ends with.
-        target = floor->smallestBudget;
-        dropsAhead = true;
-      }
-      planned = planQuietly(target);
+      if (attempt >= std::max(1u, unsigned(attempts)))
+        return end;
+      // Plan for less by the excess (the holes scale with what the arena
+      // packs, so that usually fits), or halfway to a target known to fail.
+      target = excess && tooHigh - excess > tooLow
+                   ? tooHigh - excess
+                   : tooLow + (tooHigh - tooLow) / 2;
+      planned = planQuietly(target, nullptr, planner);
     }
+  }
+
+  /// Plans again under lower targets until `planned`'s lowered program
+  /// fits `budgetBytes`, and returns the target and planner of the plan
+  /// kept; last of all the planner's smallest budget, so every budget the
+  /// error of emitUnmet names is met. A module that does not lower keeps its
+  /// plan, with a warning.
+  FailureOr<Fitted> fitToArena(FailureOr<OwningOpRef<ModuleOp>> &planned,
+                               uint64_t budgetBytes) {
+    auto unchecked = [&](uint64_t target, StringRef planner) {
+      getOperation().emitWarning()
+          << "the planned program does not lower to buffers here, so its "
+             "arena was not checked against the budget";
+      return Fitted{target, planner};
+    };
+    LineEnd drops = fitLine(planned, budgetBytes, "fast");
+    if (drops.unlowerable)
+      return unchecked(*drops.fitted, "fast");
+    if (drops.fitted && drops.lowered == 1)
+      return Fitted{*drops.fitted, "fast"};
+    // The drops chosen ahead make the cheaper plans in live bytes, but
+    // their arena can pack with more holes (ResNet-50's momentum step at
+    // half its peak: 19.6 MB over the plan's live bytes, the replay's own
+    // plan 5.3 MB), and lower targets can cost them much more. Where their
+    // first plan missed, the replay's own plans compete.
+    FailureOr<OwningOpRef<ModuleOp>> replayPlanned =
+        planQuietly(budgetBytes, nullptr, "fast-replay");
+    LineEnd replay = fitLine(replayPlanned, budgetBytes, "fast-replay");
+    if (replay.fitted && !replay.unlowerable &&
+        (!drops.fitted ||
+         addedSeconds(**replayPlanned) < addedSeconds(**planned))) {
+      planned = std::move(replayPlanned);
+      return Fitted{*replay.fitted, "fast-replay"};
+    }
+    if (drops.fitted)
+      return Fitted{*drops.fitted, "fast"};
+
+    std::optional<vram::UnmetBudgetError> floor = plannerFloor();
+    if (!floor)
+      return getOperation().emitError()
+             << "budget of " << vram::formatBudget(budgetBytes)
+             << " is met by the plan's live bytes but not by the lowered "
+                "program, and the planner names no smallest budget";
+    // Planned and lowered even where a target at or below it was lowered
+    // already: the plan for a target is not the plan whose peak that target
+    // is, and the error must name the lowered bytes of the very plan a rerun
+    // at the named budget ends with.
+    planned = planQuietly(floor->smallestBudget);
+    std::optional<uint64_t> bytes;
+    if (succeeded(planned)) {
+      bytes = lowerAndCount(**planned);
+      if (!bytes)
+        return unchecked(floor->smallestBudget, "fast");
+      if (*bytes <= budgetBytes)
+        return Fitted{floor->smallestBudget, "fast"};
+    }
+    emitUnmet(budgetBytes, *floor, bytes);
+    return failure();
   }
 
   void runOnOperation() override {
@@ -291,16 +335,17 @@ struct FitPlanToArenaPass
         (void)planUnder(budgetBytes, false);
       return signalPassFailure();
     }
-    uint64_t target = budgetBytes;
+    Fitted kept{budgetBytes, "fast"};
     if (checkArena) {
-      FailureOr<uint64_t> fitted = fitToArena(planned, budgetBytes);
+      FailureOr<Fitted> fitted = fitToArena(planned, budgetBytes);
       if (failed(fitted))
         return signalPassFailure();
-      target = *fitted;
+      kept = *fitted;
     }
+    uint64_t target = kept.target;
 
     if (printPlan) {
-      if (failed(planUnder(target, true)))
+      if (failed(planUnder(target, true, nullptr, kept.planner)))
         return signalPassFailure();
       if (target != budgetBytes)
         llvm::outs() << "  planned under " << vram::formatBudget(target)
