@@ -96,6 +96,7 @@ struct FitPlanToArenaPass
     plan.planner = planner.str();
     plan.device = device;
     plan.allowOffload = allowOffload;
+    plan.allowReorder = allowReorder;
     plan.maxOverhead = maxOverhead;
     plan.printPlan = print;
     vram::VerifyPlanPassOptions verify;

@@ -93,6 +93,9 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
     }
     PlanSummary summary =
         summarizePlan(best->planning, best->plan, budgetBytes, *profile);
+    // The program as written is the unplanned one, whatever order the plan
+    // runs its ops in.
+    summary.unplannedPeak = analysis.getPeakBytes();
     if (printPlan)
       printPlanReport(llvm::outs(), func.getName(), best->planning,
                       best->plan, summary, *profile, allowOffload);

@@ -118,6 +118,14 @@ llvm::cl::opt<bool> plan(
                    "a device; the plan is verified after it is applied"),
     llvm::cl::cat(stepCategory));
 
+llvm::cl::opt<bool> reorder(
+    "reorder",
+    llvm::cl::desc("With a plan, also plan the op orders chosen for memory "
+                   "(an optimizer update right after its gradient, ...) and "
+                   "keep the fastest plan (default); false keeps the model's "
+                   "op order"),
+    llvm::cl::init(true), llvm::cl::cat(stepCategory));
+
 llvm::cl::opt<bool> arenaCheck(
     "arena-check",
     llvm::cl::desc("With a plan, also place its buffers as the GPU program's "
@@ -543,6 +551,7 @@ int main(int argc, char **argv) {
       fitOptions->device = device;
     fitOptions->maxOverhead = *overheadCap;
     fitOptions->checkArena = arenaCheck;
+    fitOptions->allowReorder = reorder;
   }
   // One pipeline: the flags' steps build the program (the training step,
   // planned), the command line's passes transform it, then --emit lowers it

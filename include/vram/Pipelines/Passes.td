@@ -259,6 +259,9 @@ def FitPlanToArenaPass : Pass<"vram-fit-plan-to-arena", "mlir::ModuleOp"> {
            "device profile (as vram-plan's)">,
     Option<"allowOffload", "allow-offload", "bool", /*default=*/"true",
            "allow offloading tensors to host memory">,
+    Option<"allowReorder", "allow-reorder", "bool", /*default=*/"true",
+           "also plan the op orders chosen for memory and keep the fastest "
+           "plan (as vram-plan's allow-reorder)">,
     Option<"maxOverhead", "max-overhead", "double", /*default=*/"-1.0",
            "largest acceptable extra time (as vram-plan's)">,
     Option<"printPlan", "print-plan", "bool", /*default=*/"false",
