@@ -170,13 +170,9 @@ struct FitPlanToArenaPass
   static double addedSeconds(ModuleOp planned) {
     double seconds = 0;
     planned.walk([&](FunctionOpInterface func) {
-      auto summary =
-          func->getAttrOfType<DictionaryAttr>(vram::VramDialect::kPlanAttrName);
-      if (!summary)
-        return;
-      for (StringRef key : {"recompute_seconds", "exposed_copy_seconds"})
-        if (auto value = summary.getAs<FloatAttr>(key))
-          seconds += value.getValueAsDouble();
+      if (std::optional<vram::PlanSummary> summary =
+              vram::readPlanSummary(func))
+        seconds += summary->recomputeSeconds + summary->exposedCopySeconds;
     });
     return seconds;
   }

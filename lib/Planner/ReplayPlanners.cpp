@@ -310,12 +310,12 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
 
 /// The fast planner's attempt for `budget`: the cheapest of the plan aimed
 /// at it, those guided by drops chosen ahead (one per ranking tried) and,
-/// when the first runs into
-/// a dead end, the first met of seven evenly spaced lower targets (either
-/// kind) down to the lower bound. Then, with a host link, the plan that
-/// keeps the fewest persistent tensors in host memory (hostCandidates'
-/// order; doubling, then bisection on how many). Failing those, the lowest
-/// peak the planner finds at all, which the caller compares with the budget.
+/// when the first runs into a dead end, the first met of seven evenly
+/// spaced lower targets (either kind) down to the lower bound. Then, with a
+/// host link, the plan that keeps the fewest persistent tensors in host
+/// memory (hostCandidates' order; doubling, then bisection on how many).
+/// Failing those, the lowest peak the planner finds at all, which the caller
+/// compares with the budget.
 static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
                                                     uint64_t budget,
                                                     const MachineModel &device,

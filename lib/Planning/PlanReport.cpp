@@ -105,13 +105,13 @@ static void printDecision(raw_ostream &os, const IRPlanningGraph &planning,
 
 PlanSummary summarizePlan(const IRPlanningGraph &planning,
                           const planner::Plan &plan, uint64_t budget,
-                          const DeviceProfile &device) {
+                          uint64_t unplannedPeak, const DeviceProfile &device) {
   const planner::PlanningGraph &graph = planning.graph;
   const planner::SimulationResult &sim = plan.simulation;
   PlanSummary summary;
   summary.budget = budget;
   summary.plannedPeak = sim.peakBytes;
-  summary.unplannedPeak = planner::unplannedPeak(graph);
+  summary.unplannedPeak = unplannedPeak;
   for (auto [t, decision] : llvm::enumerate(plan.decisions)) {
     summary.recomputations += decision.recomputeSteps.size();
     if (decision.inHostMemory) {

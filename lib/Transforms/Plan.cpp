@@ -91,11 +91,8 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
           });
       return emitError(func.getLoc()) << llvm::toString(std::move(error));
     }
-    PlanSummary summary =
-        summarizePlan(best->planning, best->plan, budgetBytes, *profile);
-    // The program as written is the unplanned one, whatever order the plan
-    // runs its ops in.
-    summary.unplannedPeak = analysis.getPeakBytes();
+    PlanSummary summary = summarizePlan(best->planning, best->plan, budgetBytes,
+                                        analysis.getPeakBytes(), *profile);
     if (printPlan)
       printPlanReport(llvm::outs(), func.getName(), best->planning,
                       best->plan, summary, *profile, allowOffload);

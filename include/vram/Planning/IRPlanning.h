@@ -141,9 +141,11 @@ AppliedPlanStats applyPlan(mlir::Block &body, const IRPlanningGraph &planning,
                            const planner::Plan &plan);
 
 /// What `plan` did, for the plan report and for every memory report.
+/// `unplannedPeak` is the program's peak as written, whatever order the plan
+/// runs its ops in.
 PlanSummary summarizePlan(const IRPlanningGraph &planning,
                           const planner::Plan &plan, uint64_t budget,
-                          const DeviceProfile &device);
+                          uint64_t unplannedPeak, const DeviceProfile &device);
 
 /// The function attribute `vram.plan` carrying `summary` (with `vram.budget`
 /// and `vram.planned_peak`), and the summary read back from a function that
