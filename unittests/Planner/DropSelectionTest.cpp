@@ -14,6 +14,8 @@
 
 #include "DropSelection.h"
 
+#include "vram/Planner/Planners.h"
+
 #include "gtest/gtest.h"
 
 using namespace vram::planner;
@@ -92,47 +94,85 @@ TEST(DropSelectionTest, ChoosesNothingWithinTheBudget) {
   EXPECT_FALSE(selectDrops(makeChain().graph, MachineModel(), 30).has_value());
 }
 
-TEST(DropSelectionTest, ALargerExponentTakesOneLargeDropOverTwoSmallOnes) {
-  // A, B and C make a (5 B), b (10 B) and c (5 B) from parameter p (1 B),
-  // at costs 1, 2.1 and 1.2; T makes t (20 B), which S reads; Ua, Ub and Uc
-  // then read a, b and c. While T and S run: 1 + 5 + 10 + 5 + 20 = 41, 10
-  // over a budget of 31; every other op is within it.
-  PlanningGraph g;
-  TensorId p = g.addTensor("p", 1, TensorCategory::Parameter, {});
-  TensorId made[3];
+/// A, B and C make a (5 B), b (10 B) and c (5 B) from parameter p (1 B), at
+/// the given costs; T makes t (20 B), which S reads; readers of a, b and c
+/// follow in `readOrder` (indices into a, b, c), each costing 1. While T and
+/// S run: 1 + 5 + 10 + 5 + 20 = 41, 10 over a budget of 31; every other op
+/// is within it. Each drop removes its bytes at T and at S.
+struct ThreeDrops {
+  PlanningGraph graph;
   OpId makers[3];
+  TensorId made[3];
+};
+
+ThreeDrops makeThreeDrops(const double (&costs)[3],
+                          const unsigned (&readOrder)[3]) {
+  ThreeDrops d;
+  PlanningGraph &g = d.graph;
+  TensorId p = g.addTensor("p", 1, TensorCategory::Parameter, {});
   const char *names[] = {"a", "b", "c"};
   uint64_t bytes[] = {5, 10, 5};
-  double costs[] = {1, 2.1, 1.2};
   for (unsigned i = 0; i < 3; ++i) {
-    makers[i] = g.addOp(std::string(names[i]) + "-maker", costs[i]);
-    g.addUse(makers[i], p);
-    made[i] =
-        g.addTensor(names[i], bytes[i], TensorCategory::Activation, makers[i]);
+    d.makers[i] = g.addOp(std::string(names[i]) + "-maker", costs[i]);
+    g.addUse(d.makers[i], p);
+    d.made[i] = g.addTensor(names[i], bytes[i], TensorCategory::Activation,
+                            d.makers[i]);
   }
   OpId opT = g.addOp("T", 1), opS = g.addOp("S", 1);
   g.addUse(opT, p);
   g.addUse(opS, g.addTensor("t", 20, TensorCategory::Activation, opT));
   g.addTensor("s", 0, TensorCategory::Output, opS);
-  for (unsigned i = 0; i < 3; ++i) {
+  for (unsigned i : readOrder) {
     OpId reader = g.addOp(std::string("U") + names[i], 1);
-    g.addUse(reader, made[i]);
+    g.addUse(reader, d.made[i]);
     g.addTensor(std::string("out-") + names[i], 0, TensorCategory::Output,
                 reader);
   }
-  ASSERT_FALSE(static_cast<bool>(g.verify()));
-  // Each drop removes its bytes at T and at S. Exponent 1, excess removed
-  // per second: a 10 / 1, b 20 / 2.1 = 9.5, c 10 / 1.2 = 8.3; a goes first,
-  // then c (8.3, b 4.8 for what is left): two reruns, 2.2.
-  std::optional<ReplayOptions> linear = selectDrops(g, MachineModel(), 31);
+  return d;
+}
+
+TEST(DropSelectionTest, ALargerExponentTakesOneLargeDropOverTwoSmallOnes) {
+  ThreeDrops d = makeThreeDrops({1, 2.1, 1.2}, {0, 1, 2});
+  ASSERT_FALSE(static_cast<bool>(d.graph.verify()));
+  // Exponent 1, excess removed per second: a 10 / 1, b 20 / 2.1 = 9.5, c
+  // 10 / 1.2 = 8.3; a goes first, then c (8.3, b 4.8 for what is left): two
+  // reruns, 2.2.
+  std::optional<ReplayOptions> linear =
+      selectDrops(d.graph, MachineModel(), 31);
   ASSERT_TRUE(linear.has_value());
-  EXPECT_EQ(dropsIn(*linear), (std::vector<std::pair<OpId, TensorId>>{
-                                  {makers[0], made[0]}, {makers[2], made[2]}}));
+  EXPECT_EQ(dropsIn(*linear),
+            (std::vector<std::pair<OpId, TensorId>>{{d.makers[0], d.made[0]},
+                                                    {d.makers[2], d.made[2]}}));
   // Exponent 1.5: a 10^1.5 / 1 = 31.6, b 20^1.5 / 2.1 = 42.6, c 26.4; b
   // alone covers the excess: one rerun, 2.1.
-  std::optional<ReplayOptions> steep = selectDrops(g, MachineModel(), 31, 1.5);
+  std::optional<ReplayOptions> steep =
+      selectDrops(d.graph, MachineModel(), 31, 1.5);
   ASSERT_TRUE(steep.has_value());
   EXPECT_EQ(dropsIn(*steep),
-            (std::vector<std::pair<OpId, TensorId>>{{makers[1], made[1]}}));
+            (std::vector<std::pair<OpId, TensorId>>{{d.makers[1], d.made[1]}}));
+}
+
+TEST(DropSelectionTest, TheFastPlannerTriesRankingsSteeperThanOneAndAHalf) {
+  // Costs a 1, b 2.85, c 1.9; b read first, then a, then c. Dropping b
+  // alone (2.85) is cheaper than a and c (2.9), but only a ranking with an
+  // exponent of 2 or more takes it: exponent 1.5 ranks a at 10^1.5 / 1 =
+  // 31.6 over b at 20^1.5 / 2.85 = 31.4, then c (31.6 / 1.9 = 16.6) over b
+  // (10^1.5 / 2.85 = 11.1, what is left of the excess); exponent 2 ranks b
+  // at 400 / 2.85 = 140 over a at 100. The replay alone evicts a then c at T
+  // (time per byte and second until the next read: a 1 / (5 * 3), c 1.9 /
+  // (5 * 4), b 2.85 / (10 * 2)).
+  ThreeDrops d = makeThreeDrops({1, 2.85, 1.9}, {1, 0, 2});
+  ASSERT_FALSE(static_cast<bool>(d.graph.verify()));
+  std::optional<ReplayOptions> steep =
+      selectDrops(d.graph, MachineModel(), 31, 1.5);
+  ASSERT_TRUE(steep.has_value());
+  EXPECT_EQ(dropsIn(*steep),
+            (std::vector<std::pair<OpId, TensorId>>{{d.makers[0], d.made[0]},
+                                                    {d.makers[2], d.made[2]}}));
+  llvm::Expected<Plan> plan = planFast(d.graph, 31, MachineModel());
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  // The unplanned run costs 1 + 2.85 + 1.9 + 2 + 3 = 10.75; one rerun of B.
+  EXPECT_NEAR(plan->simulation.overhead(), 2.85 / 10.75, 1e-9);
+  EXPECT_LE(plan->simulation.peakBytes, 31u);
 }
 } // namespace
