@@ -8,10 +8,11 @@
 // the budget, the covering program the interval-drop relaxation
 // (LowerBound.cpp) solves exactly, where every choice stays a plan: a rerun
 // reads only tensors resident at its point (an input dead by then is kept
-// alive for it, at its bytes in the profile, or rebuilt too), and a tensor
-// dropped across a rerun that reads it is rebuilt for that rerun instead of
-// at its next use. Candidates are taken by excess removed per second of
-// recompute, re-scored lazily.
+// alive for it, at its bytes in the profile, or rebuilt too, or the rerun
+// moves up to where its inputs are all still resident and the tensor stays
+// from there), and a tensor dropped across a rerun that reads it is rebuilt
+// for that rerun instead of at its next use. Candidates are taken by excess
+// removed per second of recompute, re-scored lazily.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,12 +41,15 @@ struct Change {
 /// A drop taken: `tensor` leaves after op `after` and comes back by a rerun
 /// of its producer right before op `rebuiltAt`, which is its next use or,
 /// when a rerun of one of its readers needs it sooner, that rerun's point
-/// (the segment a checkpointed backward pass recomputes).
+/// (the segment a checkpointed backward pass recomputes), or a point chosen
+/// ahead of its next use (`early`).
 struct Drop {
   TensorId tensor;
   OpId after, until, rebuiltAt;
   /// What its reruns cost.
   double rerunTime;
+  /// The replay rebuilds it at rebuiltAt without waiting for a reader.
+  bool early;
   bool removed = false;
 };
 
@@ -58,6 +62,7 @@ struct Effect {
   llvm::SmallVector<std::pair<TensorId, OpId>, 4> reads;
   llvm::SmallVector<std::pair<unsigned, OpId>, 1> moves;
   OpId rebuiltAt = 0;
+  bool early = false;
   double rerunTime = 0;
   /// Tensors looked at, tentative ones included: bounds the search.
   unsigned visits = 0;
@@ -83,7 +88,7 @@ struct Effect {
 class DropSelector {
 public:
   DropSelector(const PlanningGraph &graph, const MachineModel &device,
-               uint64_t budget, double excessExponent);
+               uint64_t budget, DropRanking ranking);
   std::optional<ReplayOptions> run();
 
 private:
@@ -92,8 +97,11 @@ private:
   }
   /// The effect of taking `c`, with a dead input of a rerun rebuilt too
   /// (`rebuildDead`, a few levels deep) or kept alive until the rerun; none
-  /// if no saving is left or the rebuilds go too deep.
-  std::optional<Effect> effectOf(const Candidate &c, bool rebuildDead) const;
+  /// if no saving is left or the rebuilds go too deep. `early`: the rerun
+  /// goes at the last op where every input of the producer is still
+  /// resident, ahead of the next use, and the tensor stays from there.
+  std::optional<Effect> effectOf(const Candidate &c, bool rebuildDead,
+                                 bool early) const;
   /// Adds to `effect` what it takes for `t` to be resident right before op
   /// `at`; false past the search's limits.
   bool requireAt(TensorId t, OpId at, bool rebuildDead, unsigned depth,
@@ -104,7 +112,8 @@ private:
   /// Excess over the budget that `changes` remove (negative: add).
   int64_t gain(llvm::ArrayRef<Change> changes) const;
   /// The better of the two effects of `c`, by its score (excess removed,
-  /// weighted by excessExponent, per second of recompute), with that score.
+  /// weighted by the ranking's exponent, per second of recompute), with
+  /// that score.
   std::optional<std::pair<Effect, double>> bestEffect(const Candidate &c) const;
   void take(const Candidate &c, const Effect &effect);
   /// Undoes the costliest drops that the others make unnecessary.
@@ -113,7 +122,7 @@ private:
   const PlanningGraph &graph;
   const MachineModel &device;
   int64_t budget;
-  double excessExponent;
+  DropRanking ranking;
   /// Keeps a free rerun ahead of every paid one without dividing by zero.
   double minRerunTime;
   /// Bytes live while each op runs, with the drops taken so far.
@@ -134,9 +143,8 @@ private:
 
 DropSelector::DropSelector(const PlanningGraph &graph,
                            const MachineModel &device, uint64_t budget,
-                           double excessExponent)
-    : graph(graph), device(device), budget(int64_t(budget)),
-      excessExponent(excessExponent),
+                           DropRanking ranking)
+    : graph(graph), device(device), budget(int64_t(budget)), ranking(ranking),
       minRerunTime(1e-9 * device.computeTime(graph.totalCost()) /
                    std::max<size_t>(1, graph.numOps())),
       live(graph.numOps()), readUntil(graph.numTensors(), -1),
@@ -237,8 +245,8 @@ bool DropSelector::requireAt(TensorId t, OpId at, bool rebuildDead,
   return true;
 }
 
-std::optional<Effect> DropSelector::effectOf(const Candidate &c,
-                                             bool rebuildDead) const {
+std::optional<Effect>
+DropSelector::effectOf(const Candidate &c, bool rebuildDead, bool early) const {
   // A taken rerun that reads the tensor within the gap brings it back
   // there.
   Effect effect;
@@ -246,11 +254,24 @@ std::optional<Effect> DropSelector::effectOf(const Candidate &c,
   for (OpId at : readByRerunAt[c.tensor])
     if (c.after < at && at < effect.rebuiltAt)
       effect.rebuiltAt = at;
+  OpId producer = *graph.tensor(c.tensor).producer;
+  if (early) {
+    // Where the first input of the producer goes: a rerun right before
+    // that op needs nothing kept alive (on wide graphs, where an op reads
+    // many tensors that die long before the dropped one's next use, keeping
+    // them costs more than the drop saves).
+    int64_t inputsResident = effect.rebuiltAt;
+    for (TensorId input : graph.op(producer).inputs)
+      inputsResident = std::min(inputsResident, readUntil[input]);
+    if (inputsResident >= int64_t(effect.rebuiltAt))
+      return std::nullopt;
+    effect.rebuiltAt = OpId(std::max<int64_t>(inputsResident, 0));
+    effect.early = true;
+  }
   if (effect.rebuiltAt <= c.after + 1)
     return std::nullopt;
   effect.changes.push_back({c.after + 1, effect.rebuiltAt - 1,
                             -int64_t(graph.tensor(c.tensor).bytes)});
-  OpId producer = *graph.tensor(c.tensor).producer;
   effect.reruns.push_back(producer);
   effect.rerunTime = device.computeTime(graph.op(producer).cost);
   if (!rerunAt(producer, effect.rebuiltAt, rebuildDead, 0, effect))
@@ -281,14 +302,18 @@ int64_t DropSelector::gain(llvm::ArrayRef<Change> changes) const {
 std::optional<std::pair<Effect, double>>
 DropSelector::bestEffect(const Candidate &c) const {
   std::optional<std::pair<Effect, double>> best;
-  for (bool rebuildDead : {false, true}) {
-    std::optional<Effect> effect = effectOf(c, rebuildDead);
+  for (auto [rebuildDead, early] :
+       {std::pair(false, false), std::pair(true, false),
+        std::pair(false, true)}) {
+    if (early && !ranking.earlyReruns)
+      continue;
+    std::optional<Effect> effect = effectOf(c, rebuildDead, early);
     if (!effect)
       continue;
     int64_t removed = gain(effect->changes);
     if (removed <= 0)
       continue;
-    double ratio = std::pow(double(removed), excessExponent) /
+    double ratio = std::pow(double(removed), ranking.excessExponent) /
                    (effect->rerunTime + minRerunTime);
     if (!best || ratio > best->second)
       best = {std::move(*effect), ratio};
@@ -306,8 +331,8 @@ void DropSelector::take(const Candidate &c, const Effect &effect) {
   for (auto [index, to] : effect.moves)
     drops[index].rebuiltAt = to;
   dropsOf[c.tensor].push_back(drops.size());
-  drops.push_back(
-      {c.tensor, c.after, c.until, effect.rebuiltAt, effect.rerunTime});
+  drops.push_back({c.tensor, c.after, c.until, effect.rebuiltAt,
+                   effect.rerunTime, effect.early});
   for (auto [read, at] : effect.reads) {
     readByRerunAt[read].push_back(at);
     readUntil[read] = std::max<int64_t>(readUntil[read], at);
@@ -401,15 +426,20 @@ std::optional<ReplayOptions> DropSelector::run() {
     removeRedundantDrops();
   if (drops.empty())
     return std::nullopt;
-  for (const Drop &drop : drops)
-    if (!drop.removed)
-      options.dropAfter[drop.after].push_back(drop.tensor);
+  options.rebuildBefore.resize(graph.numOps());
+  for (const Drop &drop : drops) {
+    if (drop.removed)
+      continue;
+    options.dropAfter[drop.after].push_back(drop.tensor);
+    if (drop.early)
+      options.rebuildBefore[drop.rebuiltAt].push_back(drop.tensor);
+  }
   return std::move(options);
 }
 
 std::optional<ReplayOptions>
 vram::planner::selectDrops(const PlanningGraph &graph,
                            const MachineModel &device, uint64_t budget,
-                           double excessExponent) {
-  return DropSelector(graph, device, budget, excessExponent).run();
+                           DropRanking ranking) {
+  return DropSelector(graph, device, budget, ranking).run();
 }

@@ -13,20 +13,29 @@
 
 namespace vram::planner {
 
-/// Replay options for `budget` whose `dropAfter` and `keepUntil` carry
-/// recompute decisions chosen ahead: tensors dropped in the gaps between
-/// their uses where the schedule's live bytes exceed the budget, each
-/// rebuilt from inputs kept resident for it or rebuilt too. None when it
-/// drops nothing: nothing exceeds the budget, nothing helps, or the graph
-/// has more ops than the selection handles in well under a second
-/// (DropSelection.cpp). Candidates go by (excess removed)^excessExponent per
-/// second of rerun: below 1 cheap reruns first, above 1 large removals
-/// first. A greedy cover is sensitive to that choice, and no one exponent
-/// wins on every graph, so the planner tries several.
+/// How selectDrops builds and ranks its candidates. A greedy cover is
+/// sensitive to both choices, and no one setting wins on every graph, so
+/// the planner tries several.
+struct DropRanking {
+  /// Candidates go by (excess removed)^excessExponent per second of rerun:
+  /// below 1 cheap reruns first, above 1 large removals first.
+  double excessExponent = 1.0;
+  /// Also weigh rebuilding a dropped tensor ahead of its next use, where
+  /// its producer's inputs are all still resident (rebuildBefore).
+  bool earlyReruns = false;
+};
+
+/// Replay options for `budget` whose `dropAfter`, `rebuildBefore` and
+/// `keepUntil` carry recompute decisions chosen ahead: tensors dropped in
+/// the gaps between their uses where the schedule's live bytes exceed the
+/// budget, each rebuilt from inputs kept resident for it or rebuilt too.
+/// None when it drops nothing: nothing exceeds the budget, nothing helps, or
+/// the graph has more ops than the selection handles in well under a second
+/// (DropSelection.cpp).
 std::optional<ReplayOptions> selectDrops(const PlanningGraph &graph,
                                          const MachineModel &device,
                                          uint64_t budget,
-                                         double excessExponent = 1.0);
+                                         DropRanking ranking = {});
 
 } // namespace vram::planner
 

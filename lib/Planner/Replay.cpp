@@ -490,6 +490,16 @@ llvm::Expected<std::vector<PlanStep>> Replayer::run() {
       pushCandidate(t);
     }
     rebuilding = true;
+    if (!options.rebuildBefore.empty())
+      for (TensorId t : options.rebuildBefore[cursor]) {
+        if (resident[t] || !hasFutureUse(t))
+          continue;
+        ++locks[t];
+        if (llvm::Error err = makeResident(t))
+          return std::move(err);
+        --locks[t];
+        pushCandidate(t);
+      }
     for (TensorId input : graph.op(cursor).inputs) {
       ++locks[input];
       if (llvm::Error err = makeResident(input))

@@ -22,6 +22,10 @@ struct ReplayOptions {
   /// first run and rebuilt at their next use (Chen's non-checkpoints, or
   /// drops chosen ahead by selectDrops).
   std::vector<llvm::SmallVector<TensorId, 1>> dropAfter;
+  /// Indexed by OpId (empty: none). Tensors rebuilt right before the op
+  /// runs although it does not read them: a drop whose rerun goes where its
+  /// producer's inputs are still resident, ahead of the tensor's next use.
+  std::vector<llvm::SmallVector<TensorId, 1>> rebuildBefore;
   /// Indexed by TensorId (empty: the graph's lastOpNeeding). The last op
   /// until which a tensor stays once dead, because a rebuild may read it.
   std::vector<int64_t> keepUntil;

@@ -146,7 +146,7 @@ TEST(DropSelectionTest, ALargerExponentTakesOneLargeDropOverTwoSmallOnes) {
   // Exponent 1.5: a 10^1.5 / 1 = 31.6, b 20^1.5 / 2.1 = 42.6, c 26.4; b
   // alone covers the excess: one rerun, 2.1.
   std::optional<ReplayOptions> steep =
-      selectDrops(d.graph, MachineModel(), 31, 1.5);
+      selectDrops(d.graph, MachineModel(), 31, {1.5});
   ASSERT_TRUE(steep.has_value());
   EXPECT_EQ(dropsIn(*steep),
             (std::vector<std::pair<OpId, TensorId>>{{d.makers[1], d.made[1]}}));
@@ -164,7 +164,7 @@ TEST(DropSelectionTest, TheFastPlannerTriesRankingsSteeperThanOneAndAHalf) {
   ThreeDrops d = makeThreeDrops({1, 2.85, 1.9}, {1, 0, 2});
   ASSERT_FALSE(static_cast<bool>(d.graph.verify()));
   std::optional<ReplayOptions> steep =
-      selectDrops(d.graph, MachineModel(), 31, 1.5);
+      selectDrops(d.graph, MachineModel(), 31, {1.5});
   ASSERT_TRUE(steep.has_value());
   EXPECT_EQ(dropsIn(*steep),
             (std::vector<std::pair<OpId, TensorId>>{{d.makers[0], d.made[0]},
@@ -174,5 +174,58 @@ TEST(DropSelectionTest, TheFastPlannerTriesRankingsSteeperThanOneAndAHalf) {
   // The unplanned run costs 1 + 2.85 + 1.9 + 2 + 3 = 10.75; one rerun of B.
   EXPECT_NEAR(plan->simulation.overhead(), 2.85 / 10.75, 1e-9);
   EXPECT_LE(plan->simulation.peakBytes, 31u);
+}
+TEST(DropSelectionTest, RebuildsEarlyWhereTheInputsAreStillThere) {
+  // P makes p (20 B) from parameter w (1 B) at cost 5; X makes x (10 B) from
+  // p; B makes big (30 B), which C reads; Y reads p last; D makes d (30 B),
+  // which E reads; U reads x. Outputs c, y, e and u are 1 B each. Every op
+  // but P costs 1: 12 in all. Live while each op runs: P 21, X 31, B 61, C
+  // 62, Y 33, D 43, E 44, U 15; a budget of 52 is 9 and 10 over at B and C.
+  // Dropping x after X and rerunning X before U needs p, dead after Y:
+  // keeping it until then puts D and E 1 and 2 over (x's 10 B go, p's 20
+  // stay), and nothing else spans them; rebuilding p too costs 6, dropping
+  // p instead 5. Rerunning X right before Y, where p is still read, costs 1
+  // and leaves D and E as they are.
+  PlanningGraph g;
+  TensorId w = g.addTensor("w", 1, TensorCategory::Parameter, {});
+  auto output = [&](OpId op, const char *name) {
+    g.addTensor(name, 1, TensorCategory::Output, op);
+  };
+  OpId opP = g.addOp("P", 5);
+  g.addUse(opP, w);
+  TensorId p = g.addTensor("p", 20, TensorCategory::Activation, opP);
+  OpId opX = g.addOp("X", 1);
+  g.addUse(opX, p);
+  TensorId x = g.addTensor("x", 10, TensorCategory::Activation, opX);
+  OpId opB = g.addOp("B", 1);
+  TensorId big = g.addTensor("big", 30, TensorCategory::Activation, opB);
+  OpId opC = g.addOp("C", 1);
+  g.addUse(opC, big);
+  output(opC, "c");
+  OpId opY = g.addOp("Y", 1);
+  g.addUse(opY, p);
+  output(opY, "y");
+  OpId opD = g.addOp("D", 1);
+  TensorId d = g.addTensor("d", 30, TensorCategory::Activation, opD);
+  OpId opE = g.addOp("E", 1);
+  g.addUse(opE, d);
+  output(opE, "e");
+  OpId opU = g.addOp("U", 1);
+  g.addUse(opU, x);
+  output(opU, "u");
+  ASSERT_FALSE(static_cast<bool>(g.verify()));
+
+  std::optional<ReplayOptions> early =
+      selectDrops(g, MachineModel(), 52, {1.0, /*earlyReruns=*/true});
+  ASSERT_TRUE(early.has_value());
+  EXPECT_EQ(dropsIn(*early),
+            (std::vector<std::pair<OpId, TensorId>>{{opX, x}}));
+  ASSERT_EQ(early->rebuildBefore.size(), g.numOps());
+  EXPECT_EQ(early->rebuildBefore[opY], (llvm::SmallVector<TensorId, 1>{x}));
+
+  llvm::Expected<Plan> plan = planFast(g, 52, MachineModel());
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  EXPECT_NEAR(plan->simulation.overhead(), 1.0 / 12, 1e-9);
+  EXPECT_LE(plan->simulation.peakBytes, 52u);
 }
 } // namespace
