@@ -111,9 +111,9 @@ private:
                Effect &effect) const;
   /// Excess over the budget that `changes` remove (negative: add).
   int64_t gain(llvm::ArrayRef<Change> changes) const;
-  /// The better of the two effects of `c`, by its score (excess removed,
-  /// weighted by the ranking's exponent, per second of recompute), with
-  /// that score.
+  /// The best of the effects of `c` (effectOf's variants the ranking
+  /// allows), by its score (excess removed, weighted by the ranking's
+  /// exponent, per second of recompute), with that score.
   std::optional<std::pair<Effect, double>> bestEffect(const Candidate &c) const;
   void take(const Candidate &c, const Effect &effect);
   /// Undoes the costliest drops that the others make unnecessary.
@@ -256,16 +256,17 @@ DropSelector::effectOf(const Candidate &c, bool rebuildDead, bool early) const {
       effect.rebuiltAt = at;
   OpId producer = *graph.tensor(c.tensor).producer;
   if (early) {
-    // Where the first input of the producer goes: a rerun right before
-    // that op needs nothing kept alive (on wide graphs, where an op reads
-    // many tensors that die long before the dropped one's next use, keeping
-    // them costs more than the drop saves).
+    // The last read of the producer's first input to die (the producer
+    // itself reads them all, so there is one): a rerun right before it
+    // needs nothing kept alive. On wide graphs, where an op reads many
+    // tensors that die long before the dropped one's next use, keeping them
+    // costs more than the drop saves.
     int64_t inputsResident = effect.rebuiltAt;
     for (TensorId input : graph.op(producer).inputs)
       inputsResident = std::min(inputsResident, readUntil[input]);
     if (inputsResident >= int64_t(effect.rebuiltAt))
       return std::nullopt;
-    effect.rebuiltAt = OpId(std::max<int64_t>(inputsResident, 0));
+    effect.rebuiltAt = OpId(inputsResident);
     effect.early = true;
   }
   if (effect.rebuiltAt <= c.after + 1)
