@@ -197,19 +197,20 @@ TEST(DropSelectionTest, RebuildsEarlyWhereTheInputsAreStillThere) {
   OpId opX = g.addOp("X", 1);
   g.addUse(opX, p);
   TensorId x = g.addTensor("x", 10, TensorCategory::Activation, opX);
-  OpId opB = g.addOp("B", 1);
-  TensorId big = g.addTensor("big", 30, TensorCategory::Activation, opB);
-  OpId opC = g.addOp("C", 1);
-  g.addUse(opC, big);
-  output(opC, "c");
+  // A 30 B tensor that the op after its maker reads, then an output.
+  auto madeAndRead = [&](const char *maker, const char *name,
+                         const char *reader, const char *out) {
+    TensorId made =
+        g.addTensor(name, 30, TensorCategory::Activation, g.addOp(maker, 1));
+    OpId read = g.addOp(reader, 1);
+    g.addUse(read, made);
+    output(read, out);
+  };
+  madeAndRead("B", "big", "C", "c");
   OpId opY = g.addOp("Y", 1);
   g.addUse(opY, p);
   output(opY, "y");
-  OpId opD = g.addOp("D", 1);
-  TensorId d = g.addTensor("d", 30, TensorCategory::Activation, opD);
-  OpId opE = g.addOp("E", 1);
-  g.addUse(opE, d);
-  output(opE, "e");
+  madeAndRead("D", "d", "E", "e");
   OpId opU = g.addOp("U", 1);
   g.addUse(opU, x);
   output(opU, "u");
