@@ -1,11 +1,11 @@
 //===- VramCpuKernels.cpp - Heavy CPU ops through BLAS --------------------===//
 //
-// The functions vram-call-cpu-kernels puts in place of f32 linalg.matmul,
-// linalg.batch_matmul, linalg.conv_2d_nchw_fchw and (grouped)
-// linalg.conv_2d_ngchw_gfchw on the CPU path, on
-// CBLAS (OpenBLAS from Debian). They take memref descriptors as MLIR's C
-// interface passes them (`_mlir_ciface_<name>`, a pointer per memref) and,
-// like the linalg ops they replace, accumulate into the output. The pass
+// The functions vram-call-cpu-kernels puts in place of f32 linalg.matmul
+// (transposed operands included), linalg.batch_matmul,
+// linalg.conv_2d_nchw_fchw and (grouped) linalg.conv_2d_ngchw_gfchw on the
+// CPU path, on CBLAS (OpenBLAS from Debian). They take memref descriptors as
+// MLIR's C interface passes them (`_mlir_ciface_<name>`, a pointer per memref)
+// and, like the linalg ops they replace, accumulate into the output. The pass
 // only calls them on contiguous row-major memrefs (the identity layout), so
 // sizes are all they read of the strides.
 //
@@ -29,13 +29,17 @@ template <int Rank> struct MemRef {
   float *data() const { return aligned + offset; }
 };
 
-/// C[m x n] += A[m x k] B[k x n], row-major.
+/// C[m x n] += op(A) op(B), row-major, where op(A) = A[m x k], or A^T with A
+/// stored k x m where `transA`, and op(B) = B[k x n], or B^T with B stored
+/// n x k where `transB`.
 void accumulateProduct(const float *a, const float *b, float *c, int64_t m,
-                       int64_t n, int64_t k) {
+                       int64_t n, int64_t k, bool transA = false,
+                       bool transB = false) {
   if (m == 0 || n == 0)
     return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b,
-              n, 1.0f, c, n);
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+              transA ? m : k, b, transB ? k : n, 1.0f, c, n);
 }
 
 /// The sizes and steps of one 2-d convolution: an image of C channels,
@@ -111,9 +115,12 @@ std::vector<float> &unfoldScratch() {
 
 extern "C" {
 
-void _mlir_ciface_vram_matmul_f32(MemRef<2> *a, MemRef<2> *b, MemRef<2> *c) {
-  accumulateProduct(a->data(), b->data(), c->data(), a->sizes[0], b->sizes[1],
-                    a->sizes[1]);
+/// linalg.matmul, with A stored K x M where `transA` and B stored N x K
+/// where `transB` (a Gemm's flags, or a weight gradient's A^T dY).
+void _mlir_ciface_vram_matmul_f32(MemRef<2> *a, MemRef<2> *b, MemRef<2> *c,
+                                  int64_t transA, int64_t transB) {
+  accumulateProduct(a->data(), b->data(), c->data(), c->sizes[0], c->sizes[1],
+                    transA ? a->sizes[0] : a->sizes[1], transA, transB);
 }
 
 void _mlir_ciface_vram_batch_matmul_f32(MemRef<3> *a, MemRef<3> *b,

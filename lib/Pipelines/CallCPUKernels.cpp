@@ -42,24 +42,66 @@ static SmallVector<Value> castToDynamic(OpBuilder &builder, Location loc,
   return dynamicOperands;
 }
 
-/// The kernel that computes `op`, if one does: default indexing maps (no
-/// transposed operands) and contiguous f32 buffers.
-static std::optional<StringRef> getKernelName(linalg::LinalgOp op) {
+/// Whether a linalg.matmul reads A and B transposed: its maps are the
+/// default ones or transpose either operand (a Gemm's transA/transB);
+/// nullopt for any other maps.
+static std::optional<std::pair<bool, bool>>
+getTransposes(linalg::MatmulOp matmul) {
+  if (!matmul.hasUserDefinedMaps())
+    return std::pair(false, false);
+  MLIRContext *context = matmul.getContext();
+  AffineExpr m, n, k;
+  bindDims(context, m, n, k);
+  auto map = [&](ArrayRef<AffineExpr> results) {
+    return AffineMap::get(3, 0, results, context);
+  };
+  SmallVector<AffineMap> maps = matmul.getIndexingMapsArray();
+  bool transA = maps[0] == map({k, m}), transB = maps[1] == map({n, k});
+  if ((!transA && maps[0] != map({m, k})) ||
+      (!transB && maps[1] != map({k, n})) || maps[2] != map({m, n}))
+    return std::nullopt;
+  return std::pair(transA, transB);
+}
+
+namespace {
+/// A kernel and the integers it takes after the buffers.
+struct KernelCall {
+  StringRef name;
+  SmallVector<int64_t> scalars;
+};
+} // namespace
+
+/// The kernel that computes `op`, if one does, on contiguous f32 buffers: a
+/// matmul passes transA and transB, a convolution its strides and dilations
+/// (h, w).
+static std::optional<KernelCall> getKernelCall(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() ||
       !llvm::all_of(op->getOperands(), isContiguousF32))
     return std::nullopt;
-  if (auto matmul = dyn_cast<linalg::MatmulOp>(*op))
-    return matmul.hasUserDefinedMaps() ? std::nullopt
-                                       : std::optional("vram_matmul_f32");
+  if (auto matmul = dyn_cast<linalg::MatmulOp>(*op)) {
+    std::optional<std::pair<bool, bool>> transposes = getTransposes(matmul);
+    if (!transposes)
+      return std::nullopt;
+    return KernelCall{"vram_matmul_f32",
+                      {transposes->first, transposes->second}};
+  }
   if (auto batched = dyn_cast<linalg::BatchMatmulOp>(*op))
     return batched.hasUserDefinedMaps()
                ? std::nullopt
-               : std::optional("vram_batch_matmul_f32");
+               : std::optional(KernelCall{"vram_batch_matmul_f32", {}});
+  StringRef name;
   if (isa<linalg::Conv2DNchwFchwOp>(*op))
-    return "vram_conv2d_nchw_fchw_f32";
-  if (isa<linalg::Conv2DNgchwGfchwOp>(*op))
-    return "vram_conv2d_ngchw_gfchw_f32";
-  return std::nullopt;
+    name = "vram_conv2d_nchw_fchw_f32";
+  else if (isa<linalg::Conv2DNgchwGfchwOp>(*op))
+    name = "vram_conv2d_ngchw_gfchw_f32";
+  else
+    return std::nullopt;
+  KernelCall call{name, {}};
+  // The window attributes, named alike on both convolutions.
+  for (StringRef window : {"strides", "dilations"})
+    for (APInt value : op->getAttrOfType<DenseIntElementsAttr>(window))
+      call.scalars.push_back(value.getSExtValue());
+  return call;
 }
 
 namespace {
@@ -68,13 +110,13 @@ struct CallCPUKernelsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    SmallVector<std::pair<Operation *, StringRef>> heavy;
+    SmallVector<std::pair<Operation *, KernelCall>> heavy;
     module.walk([&](linalg::LinalgOp op) {
-      if (std::optional<StringRef> kernel = getKernelName(op))
-        heavy.push_back({op, *kernel});
+      if (std::optional<KernelCall> call = getKernelCall(op))
+        heavy.push_back({op, *call});
     });
-    for (auto [op, kernel] : heavy)
-      replaceByCall(op, kernel, symbols);
+    for (auto &[op, call] : heavy)
+      replaceByCall(op, call, symbols);
   }
 
   /// The kernel's declaration, made on first use.
@@ -91,21 +133,18 @@ struct CallCPUKernelsPass
     return kernel;
   }
 
-  /// Replaces `op` by a call of `name`; a convolution passes its strides
-  /// and dilations after the buffers.
-  void replaceByCall(Operation *op, StringRef name, SymbolTable &symbols) {
+  /// Replaces `op` by `call`.
+  void replaceByCall(Operation *op, const KernelCall &call,
+                     SymbolTable &symbols) {
     OpBuilder builder(op);
     Location loc = op->getLoc();
     SmallVector<Value> arguments =
         castToDynamic(builder, loc, op->getOperands());
-    // The convolutions' window attributes, named alike on both ops.
-    for (StringRef window : {"strides", "dilations"})
-      if (auto attr = op->getAttrOfType<DenseIntElementsAttr>(window))
-        for (APInt value : attr)
-          arguments.push_back(arith::ConstantOp::create(
-              builder, loc, builder.getI64IntegerAttr(value.getSExtValue())));
+    for (int64_t scalar : call.scalars)
+      arguments.push_back(arith::ConstantOp::create(
+          builder, loc, builder.getI64IntegerAttr(scalar)));
     func::FuncOp kernel =
-        getKernel(name, ValueRange(arguments).getTypes(), symbols);
+        getKernel(call.name, ValueRange(arguments).getTypes(), symbols);
     func::CallOp::create(builder, loc, kernel, arguments);
     op->erase();
   }

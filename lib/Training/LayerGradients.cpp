@@ -59,6 +59,15 @@ static FailureOr<SmallVector<Value>> saveFor(ONNXMatMulOp op, OpBuilder &,
   return saveForBilinear(op.getA(), op.getB(), wanted);
 }
 
+/// Whether `value`'s dimensions before the last two are all 1, so that one
+/// matrix serves every batch row of a MatMul.
+static bool hasUnitBatch(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.hasStaticShape() &&
+         llvm::all_of(type.getShape().drop_back(2),
+                      [](int64_t size) { return size == 1; });
+}
+
 static Gradients gradientOf(ONNXMatMulOp op, IRBuilding &ir, ValueRange,
                             ValueRange dY, ArrayRef<bool> wanted) {
   Value a = op.getA(), b = op.getB();
@@ -72,8 +81,32 @@ static Gradients gradientOf(ONNXMatMulOp op, IRBuilding &ir, ValueRange,
     std::swap(perm[rank - 1], perm[rank - 2]);
     return ir.transpose(value, perm);
   };
-  // Broadcast batch dimensions are summed back by sumTo.
   SmallVector<Value> grads(2);
+  auto aType = cast<RankedTensorType>(a.getType());
+  if (hasUnitBatch(b) && aType.hasStaticShape()) {
+    // A matrix shared by every row of A (a linear layer on [batch, seq, K]):
+    // both gradients are GEMMs over A's rows flattened, dA = dY B^T and
+    // dB = A^T dY, with the transposes in the GEMM's flags. No transposed
+    // copy of B, and no per-row product B's size times the rows, summed
+    // afterwards.
+    auto bType = cast<RankedTensorType>(b.getType());
+    int64_t k = bType.getDimSize(bType.getRank() - 2);
+    int64_t n = bType.getDimSize(bType.getRank() - 1);
+    int64_t rows = aType.getNumElements() / k;
+    Value matrixB = ir.reshape(b, {k, n});
+    Value rowsOfDY = ir.reshape(dY[0], {rows, n});
+    if (wanted[0])
+      grads[0] = ir.reshape(ir.gemm(rowsOfDY, matrixB, /*transA=*/0,
+                                    /*transB=*/1, 1.0, aType.clone({rows, k})),
+                            aType.getShape());
+    if (wanted[1])
+      grads[1] = ir.reshape(ir.gemm(ir.reshape(a, {rows, k}), rowsOfDY,
+                                    /*transA=*/1, /*transB=*/0, 1.0,
+                                    bType.clone({k, n})),
+                            bType.getShape());
+    return grads;
+  }
+  // Broadcast batch dimensions are summed back by sumTo.
   if (wanted[0])
     grads[0] = ir.sumTo(ir.matmul(dY[0], swapLast(b)), a.getType());
   if (wanted[1])

@@ -45,12 +45,27 @@
 
 // CHECK-LABEL: func.func @heavy
 func.func @heavy(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>,
+                 %t: memref<8x4xf32>, %bt: memref<16x8xf32>,
                  %x: memref<2x4x8xf32>, %y: memref<2x8x3xf32>, %z: memref<2x4x3xf32>,
                  %in: memref<1x3x9x9xf32>, %w: memref<5x3x3x3xf32>, %out: memref<1x5x3x3xf32>,
                  %gin: memref<1x2x1x5x5xf32>, %gw: memref<2x1x1x3x3xf32>, %gout: memref<1x2x1x3x3xf32>) {
   // CHECK: %[[A:.*]] = memref.cast %{{.*}} : memref<4x8xf32> to memref<?x?xf32>
-  // CHECK: call @vram_matmul_f32(%[[A]], %{{.*}}, %{{.*}}) : (memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) -> ()
+  // CHECK: %[[NO:.*]] = arith.constant 0 : i64
+  // CHECK: %[[NO2:.*]] = arith.constant 0 : i64
+  // CHECK: call @vram_matmul_f32(%[[A]], %{{.*}}, %{{.*}}, %[[NO]], %[[NO2]]) : (memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, i64, i64) -> ()
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  // A transposed (stored K x M, a weight gradient's A^T dY), then B (N x K).
+  // CHECK: %[[T:.*]] = memref.cast %{{.*}} : memref<8x4xf32> to memref<?x?xf32>
+  // CHECK: %[[YES:.*]] = arith.constant 1 : i64
+  // CHECK: %[[NO3:.*]] = arith.constant 0 : i64
+  // CHECK: call @vram_matmul_f32(%[[T]], %{{.*}}, %{{.*}}, %[[YES]], %[[NO3]])
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%t, %b : memref<8x4xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  // CHECK: %[[NO4:.*]] = arith.constant 0 : i64
+  // CHECK: %[[YES2:.*]] = arith.constant 1 : i64
+  // CHECK: call @vram_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[NO4]], %[[YES2]])
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%a, %bt : memref<4x8xf32>, memref<16x8xf32>) outs(%c : memref<4x16xf32>)
   // CHECK: call @vram_batch_matmul_f32
   linalg.batch_matmul ins(%x, %y : memref<2x4x8xf32>, memref<2x8x3xf32>) outs(%z : memref<2x4x3xf32>)
   // CHECK: %[[SH:.*]] = arith.constant 3 : i64
@@ -67,23 +82,25 @@ func.func @heavy(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>
   return
 }
 
-// Other element types, strided views and transposed maps stay linalg ops.
+// Other element types, strided views and maps other than transposes stay
+// linalg ops.
 // CHECK-LABEL: func.func @stays
 func.func @stays(%a: memref<4x8xf16>, %b: memref<8x16xf16>, %c: memref<4x16xf16>,
                  %v: memref<4x8xf32, strided<[16, 1]>>, %d: memref<8x16xf32>, %e: memref<4x16xf32>,
-                 %t: memref<8x4xf32>) {
+                 %k: memref<8xf32>) {
   // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xf16>
   linalg.matmul ins(%a, %b : memref<4x8xf16>, memref<8x16xf16>) outs(%c : memref<4x16xf16>)
   // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xf32, strided<[16, 1]>>
   linalg.matmul ins(%v, %d : memref<4x8xf32, strided<[16, 1]>>, memref<8x16xf32>) outs(%e : memref<4x16xf32>)
+  // A broadcast along m (a rank-1 A read for every row) is no transpose.
   // CHECK: linalg.matmul indexing_maps
-  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
-    ins(%t, %d : memref<8x4xf32>, memref<8x16xf32>) outs(%e : memref<4x16xf32>)
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+    ins(%k, %d : memref<8xf32>, memref<8x16xf32>) outs(%e : memref<4x16xf32>)
   // CHECK-NOT: call
   return
 }
 
-// CHECK: func.func private @vram_matmul_f32(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @vram_matmul_f32(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK: func.func private @vram_batch_matmul_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) attributes {llvm.emit_c_interface}
 // CHECK: func.func private @vram_conv2d_nchw_fchw_f32(memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK: func.func private @vram_conv2d_ngchw_gfchw_f32(memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}

@@ -23,8 +23,9 @@
 // CHECK: %[[DADD:.*]] = onnx.Where(%[[MASK]], %[[DY]], %{{.*}}) {vram.phase = #vram.phase<backward>}
 // CHECK: %[[DB:.*]] = onnx.ReduceSum(%[[DADD]], %{{.*}}) {vram.category = #vram.category<gradient>, vram.phase = #vram.phase<backward>} : (tensor<4x2xf32>, tensor<1xi64>) -> tensor<1x2xf32>
 // CHECK: %[[DBV:.*]] = onnx.Reshape(%[[DB]], %{{.*}}) {vram.category = #vram.category<gradient>, vram.phase = #vram.phase<backward>} : (tensor<1x2xf32>, tensor<1xi64>) -> tensor<2xf32>
-// CHECK: %[[XT:.*]] = onnx.Transpose(%[[X]]) {perm = [1, 0], vram.phase = #vram.phase<backward>}
-// CHECK: %[[DW:.*]] = onnx.MatMul(%[[XT]], %[[DADD]]) {vram.category = #vram.category<gradient>, vram.phase = #vram.phase<backward>} : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+// x^T dY is one Gemm that reads x transposed: no transposed copy of x.
+// CHECK-NOT: onnx.Transpose
+// CHECK: %[[DW:.*]] = onnx.Gemm(%[[X]], %[[DADD]], %{{.*}}) {transA = 1 : i64, vram.category = #vram.category<gradient>, vram.phase = #vram.phase<backward>} : (tensor<4x3xf32>, tensor<4x2xf32>, none) -> tensor<3x2xf32>
 // The update writes W in place (one fused op, W's buffer).
 // CHECK: %[[NEWW:.*]] = vram.update sgd %[[DW]] into %[[W]] {learning_rate = 5.000000e-01 : f64, vram.phase = #vram.phase<optimizer>} : tensor<3x2xf32> -> tensor<3x2xf32>
 // CHECK: return %[[LOSS]], %[[NEWW]], %{{.*}} : tensor<f32>, tensor<3x2xf32>, tensor<2xf32>
@@ -110,4 +111,30 @@ func.func @main(%x: tensor<1x1x5x6xf32>,
   %0 = onnx.Mul(%x, %w) : (tensor<1x1x5x6xf32>, tensor<1x1x5x6xf32>) -> tensor<1x1x5x6xf32>
   %y, %i = onnx.MaxPool(%0) {kernel_shape = [2, 2], dilations = [1, 2]} : (tensor<1x1x5x6xf32>) -> (tensor<1x1x4x4xf32>, none)
   return %y : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Linear layers on [batch, seq, features] (how transformer exports write
+// them): both gradients are Gemms over the 2 x 5 = 10 rows flattened (the
+// reshapes are views), with the transposes in the Gemm's flags. No MatMul
+// in backward: a per-row product would be the weight's size times the 10
+// rows, summed afterwards. The input x wants no gradient: no dY W1^T.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: onnx.MatMul{{.*}}backward
+// CHECK: %[[W2:.*]] = onnx.Reshape(%arg2, %{{.*}}) {vram.phase = #vram.phase<backward>} : (tensor<1x4x2xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+// CHECK: %[[DY:.*]] = onnx.Reshape(%{{.*}}, %{{.*}}) {vram.phase = #vram.phase<backward>} : (tensor<2x5x2xf32>, tensor<2xi64>) -> tensor<10x2xf32>
+// CHECK: %[[DH:.*]] = onnx.Gemm(%[[DY]], %[[W2]], %{{.*}}) {transB = 1 : i64, vram.phase = #vram.phase<backward>} : (tensor<10x2xf32>, tensor<4x2xf32>, none) -> tensor<10x4xf32>
+// CHECK: %[[H:.*]] = onnx.Reshape(%0, %{{.*}}) {{.*}} -> tensor<10x4xf32>
+// CHECK: %[[DW2:.*]] = onnx.Gemm(%[[H]], %[[DY]], %{{.*}}) {transA = 1 : i64, vram.category = #vram.category<gradient>, {{.*}}} : (tensor<10x4xf32>, tensor<10x2xf32>, none) -> tensor<4x2xf32>
+// CHECK: onnx.Reshape(%[[DW2]], %{{.*}}) {{.*}} -> tensor<1x4x2xf32>
+// CHECK: %[[X:.*]] = onnx.Reshape(%arg0, %{{.*}}) {{.*}} -> tensor<10x3xf32>
+// CHECK: onnx.Gemm(%[[X]], %{{.*}}, %{{.*}}) {transA = 1 : i64, vram.category = #vram.category<gradient>, {{.*}}} : (tensor<10x3xf32>, tensor<10x4xf32>, none) -> tensor<3x4xf32>
+// CHECK-NOT: onnx.MatMul
+func.func @main(%x: tensor<2x5x3xf32>,
+                %w1: tensor<3x4xf32> {vram.param = #vram.param<trainable>},
+                %w2: tensor<1x4x2xf32> {vram.param = #vram.param<trainable>}) -> tensor<2x5x2xf32> {
+  %0 = onnx.MatMul(%x, %w1) : (tensor<2x5x3xf32>, tensor<3x4xf32>) -> tensor<2x5x4xf32>
+  %1 = onnx.MatMul(%0, %w2) : (tensor<2x5x4xf32>, tensor<1x4x2xf32>) -> tensor<2x5x2xf32>
+  return %1 : tensor<2x5x2xf32>
 }

@@ -178,7 +178,10 @@ def CallCPUKernelsPass : Pass<"vram-call-cpu-kernels", "mlir::ModuleOp"> {
                 "buffers by calls of BLAS-backed kernels";
   let description = [{
     The CPU path's heavy ops, the way XLA's and IREE's CPU backends route
-    them: `linalg.matmul`, `linalg.batch_matmul` (default indexing maps),
+    them: `linalg.matmul` (default indexing maps, or maps that transpose A
+    and/or B, as a Gemm's transA/transB and a weight gradient's A^T dY
+    lower; the kernel takes the two flags), `linalg.batch_matmul` (default
+    indexing maps),
     `linalg.conv_2d_nchw_fchw` and the grouped `linalg.conv_2d_ngchw_gfchw`
     on f32 memrefs with the identity layout in the default memory space
     become `func.call`s of `vram_matmul_f32`, `vram_batch_matmul_f32`,
