@@ -15,7 +15,7 @@
 //
 // One step of the cascade is modelled: the rerun needs the producer's inputs,
 // and an input the schedule no longer keeps by then (the producer was its
-// only reader) is either still resident wherever x is absent, which eats
+// last reader) is either still resident wherever x is absent, which eats
 // into what dropping x saves, or rebuilt inside the gap by a rerun of its own
 // producer (e.g. a ReLU output is rebuilt from the batch norm before it).
 // Beyond that step the memory of the reruns and of the inputs they need is
@@ -126,18 +126,25 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
     return result;
   }
 
-  // The input of x's producer whose rebuild the relaxation models: one read
-  // by that producer alone, which has no other output (so no other gap
-  // variable counts the input's bytes at the same op); the largest such.
+  // The input of x's producer whose rebuild the relaxation models: one that
+  // producer reads last (dead throughout x's gaps; an op reading it earlier,
+  // as a forward layer reads the activation its weight gradient reads
+  // again, does not matter), where the producer has no other output (so no
+  // other gap variable counts the input's bytes at the same op); the
+  // largest such.
   auto cascadeInput = [&](TensorId x) -> std::optional<TensorId> {
-    const PlanOp &producer = graph.op(*graph.tensor(x).producer);
+    OpId producerId = *graph.tensor(x).producer;
+    const PlanOp &producer = graph.op(producerId);
     std::optional<TensorId> chosen;
     if (producer.outputs.size() != 1)
       return chosen;
-    for (TensorId input : producer.inputs)
-      if (canDrop(input) && graph.tensor(input).consumers.size() == 1 &&
-          (!chosen || graph.tensor(input).bytes > graph.tensor(*chosen).bytes))
+    for (TensorId input : producer.inputs) {
+      const PlanTensor &candidate = graph.tensor(input);
+      if (canDrop(input) && candidate.category != TensorCategory::Output &&
+          candidate.consumers.back() == producerId &&
+          (!chosen || candidate.bytes > graph.tensor(*chosen).bytes))
         chosen = input;
+    }
     return chosen;
   };
 
