@@ -52,6 +52,8 @@ MilpSolution MilpModel::solve(double seconds) {
   std::unique_ptr<void, HighsDeleter> highs(Highs_create());
   Highs_setBoolOptionValue(highs.get(), "output_flag", false);
   Highs_setDoubleOptionValue(highs.get(), "time_limit", std::max(seconds, 0.0));
+  if (!presolve)
+    Highs_setStringOptionValue(highs.get(), "presolve", "off");
   Highs_passMip(highs.get(), numColumns, rowLower.size(), values.size(),
                 kHighsMatrixFormatColwise, kHighsObjSenseMinimize, 0,
                 objective.data(), colLower.data(), colUpper.data(),

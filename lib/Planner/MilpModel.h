@@ -63,6 +63,9 @@ public:
   /// Solves quietly within `seconds` of wall-clock time, with HiGHS.
   MilpSolution solve(double seconds);
 
+  /// Solves without HiGHS's presolve (see MilpPlanner.cpp).
+  void disablePresolve() { presolve = false; }
+
 private:
   struct Entry {
     int column, row;
@@ -71,6 +74,7 @@ private:
   std::vector<double> colLower, colUpper, objective, rowLower, rowUpper;
   std::vector<bool> integer;
   std::vector<Entry> entries;
+  bool presolve = true;
 };
 
 } // namespace vram::planner::detail
