@@ -16,6 +16,8 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace vram;
 using namespace vram::detail;
@@ -335,27 +337,110 @@ OpFoldResult ONNXReshapeOp::fold(FoldAdaptor adaptor) {
   return foldReshapedConstant(adaptor.getData(), getReshaped());
 }
 
+/// The elements of a result of `resultShape` that reads
+/// data[offset + sum over d of i[d] * strides[d]] at index i: a strided
+/// view (Slice) or a permutation (Transpose) of row-major `data`.
+static SmallVector<int64_t> readStrided(ArrayRef<int64_t> data,
+                                        ArrayRef<int64_t> resultShape,
+                                        int64_t offset,
+                                        ArrayRef<int64_t> strides) {
+  SmallVector<int64_t> resultStrides = stridesOf(resultShape);
+  int64_t count = 1;
+  for (int64_t size : resultShape)
+    count *= size;
+  SmallVector<int64_t> values;
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t index = offset;
+    for (size_t d = 0; d < resultShape.size(); ++d)
+      index += (flat / resultStrides[d]) % resultShape[d] * strides[d];
+    values.push_back(data[index]);
+  }
+  return values;
+}
+
 OpFoldResult ONNXSliceOp::fold(FoldAdaptor adaptor) {
   auto type = foldableResultType(getOutput());
   auto dataType = getRankedType(getData());
   std::optional<SmallVector<int64_t>> data = intValues(adaptor.getData());
   std::optional<SmallVector<int64_t>> starts = intValues(adaptor.getStarts());
-  if (!type || !dataType || dataType.getRank() != 1 || !data || !starts ||
-      starts->size() != 1)
+  if (!type || !dataType || !dataType.hasStaticShape() || !data || !starts)
     return {};
+  int64_t rank = dataType.getRank();
+  SmallVector<int64_t> allAxes(starts->size());
+  std::iota(allAxes.begin(), allAxes.end(), 0);
+  std::optional<SmallVector<int64_t>> axes = isa<NoneType>(getAxes().getType())
+                                                 ? allAxes
+                                                 : intValues(adaptor.getAxes());
   std::optional<SmallVector<int64_t>> steps =
-      isa<NoneType>(getSteps().getType()) ? SmallVector<int64_t>{1}
-                                          : intValues(adaptor.getSteps());
-  if (!steps)
+      isa<NoneType>(getSteps().getType())
+          ? SmallVector<int64_t>(starts->size(), 1)
+          : intValues(adaptor.getSteps());
+  if (!axes || !steps || axes->size() != starts->size() ||
+      steps->size() != starts->size())
     return {};
-  // The result type already holds the clamped extent; walk it from start.
-  int64_t size = dataType.getDimSize(0), step = (*steps)[0];
-  int64_t start = (*starts)[0] < 0 ? (*starts)[0] + size : (*starts)[0];
-  start = step > 0 ? std::clamp<int64_t>(start, 0, size)
-                   : std::clamp<int64_t>(start, 0, size - 1);
+  // The result type already holds each clamped extent; walk it from the
+  // clamped start of every sliced axis.
+  SmallVector<int64_t> strides = stridesOf(dataType.getShape());
+  int64_t offset = 0;
+  for (auto [axis, first, step] : llvm::zip(*axes, *starts, *steps)) {
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank || step == 0)
+      return {};
+    int64_t size = dataType.getDimSize(axis);
+    int64_t at = first < 0 ? first + size : first;
+    at = step > 0 ? std::clamp<int64_t>(at, 0, size)
+                  : std::clamp<int64_t>(at, 0, size - 1);
+    offset += at * strides[axis];
+    strides[axis] *= step;
+  }
+  return intAttr(type, readStrided(*data, type.getShape(), offset, strides));
+}
+
+OpFoldResult ONNXTransposeOp::fold(FoldAdaptor adaptor) {
+  auto type = foldableResultType(getTransposed());
+  auto dataType = getRankedType(getData());
+  std::optional<SmallVector<int64_t>> data = intValues(adaptor.getData());
+  if (!type || !dataType || !dataType.hasStaticShape() || !data)
+    return {};
+  int64_t rank = dataType.getRank();
+  SmallVector<int64_t> perm(rank);
+  if (std::optional<ArrayAttr> attr = getPerm())
+    perm = llvm::to_vector(
+        llvm::map_range(attr->getAsRange<IntegerAttr>(),
+                        [](IntegerAttr a) { return a.getInt(); }));
+  else
+    for (int64_t d = 0; d < rank; ++d)
+      perm[d] = rank - 1 - d;
+  // Result dimension d walks data dimension perm[d] with its stride.
+  SmallVector<int64_t> dataStrides = stridesOf(dataType.getShape());
+  SmallVector<int64_t> strides;
+  for (int64_t d : perm)
+    strides.push_back(dataStrides[d]);
+  return intAttr(type, readStrided(*data, type.getShape(), 0, strides));
+}
+
+OpFoldResult ONNXWhereOp::fold(FoldAdaptor adaptor) {
+  auto type = foldableResultType(getOutput());
+  auto condition =
+      dyn_cast_if_present<DenseElementsAttr>(adaptor.getCondition());
+  std::optional<SmallVector<int64_t>> x = intValues(adaptor.getX());
+  std::optional<SmallVector<int64_t>> y = intValues(adaptor.getY());
+  if (!type || !condition || !condition.getElementType().isInteger(1) || !x ||
+      !y || type.getElementType().isInteger(1))
+    return {};
+  auto shapeOf = [](Attribute attr) {
+    return cast<ShapedType>(cast<TypedAttr>(attr).getType()).getShape();
+  };
+  SmallVector<bool> mask(condition.getValues<bool>());
   SmallVector<int64_t> values;
-  for (int64_t i = 0; i < type.getNumElements(); ++i)
-    values.push_back((*data)[start + i * step]);
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    bool pick = mask[broadcastIndex(i, type.getShape(), shapeOf(condition))];
+    values.push_back(
+        pick ? (*x)[broadcastIndex(i, type.getShape(), shapeOf(adaptor.getX()))]
+             : (*y)[broadcastIndex(i, type.getShape(),
+                                   shapeOf(adaptor.getY()))]);
+  }
   return intAttr(type, values);
 }
 

@@ -209,6 +209,7 @@ def ONNXWhereOp : ONNX_Op<"Where", [ONNX_InferShapes, Pure, ResultsBroadcastable
   let summary = "selects X where condition holds, else Y";
   let arguments = (ins AnyTensor:$condition, AnyTensor:$X, AnyTensor:$Y);
   let results = (outs AnyTensor:$output);
+  let hasFolder = 1;
 }
 
 def ONNXCastOp : ONNX_Op<"Cast", [ONNX_InferShapes, Pure, SameOperandsAndResultShape]> {
@@ -441,6 +442,7 @@ def ONNXTransposeOp : ONNX_Op<"Transpose", [ONNX_InferShapes, Pure]> {
   let arguments = (ins AnyTensor:$data, OptionalAttr<I64ArrayAttr>:$perm);
   let results = (outs AnyTensor:$transposed);
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def ONNXConcatOp : ONNX_Op<"Concat", [ONNX_InferShapes, Pure]> {
