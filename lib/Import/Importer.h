@@ -69,8 +69,10 @@ std::optional<int64_t>
 bindDynamicDims(onnx::ModelProto &model, const ONNXImportOptions &options,
                 const llvm::StringSet<> &initializerNames);
 void warnAboutUnknownFields(const onnx::ModelProto &model, Location loc);
-llvm::StringMap<ParamKind> detachParameters(onnx::ModelProto &model,
-                                            const ONNXImportOptions &options);
+llvm::StringSet<> getExporterConstants(const onnx::GraphProto &graph);
+llvm::StringMap<ParamKind>
+detachParameters(onnx::ModelProto &model, const ONNXImportOptions &options,
+                 const llvm::StringSet<> &exporterConstants);
 void validateGraph(const onnx::GraphProto &graph);
 std::string getNodeName(const onnx::NodeProto &node, unsigned index);
 

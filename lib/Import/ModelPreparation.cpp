@@ -307,11 +307,81 @@ void bindInputValues(onnx::ModelProto &model,
   }
 }
 
+/// Field numbers of IR-10 `metadata_props`, which libonnx 1.12's schema
+/// lacks: its parser keeps the entries as unknown fields.
+static constexpr int kNodeMetadataField = 9, kGraphMetadataField = 16,
+                     kValueMetadataField = 4;
+
+/// The `metadata_props` entries of `message` (kept as unknown field
+/// `field`), by key.
+static llvm::StringMap<std::string>
+getMetadata(const google::protobuf::Message &message, int field) {
+  llvm::StringMap<std::string> entries;
+  const auto &fields = message.GetReflection()->GetUnknownFields(message);
+  for (int i = 0; i < fields.field_count(); ++i) {
+    onnx::StringStringEntryProto entry;
+    if (fields.field(i).number() == field &&
+        fields.field(i).type() ==
+            google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+        entry.ParseFromString(fields.field(i).length_delimited()))
+      entries[entry.key()] = entry.value();
+  }
+  return entries;
+}
+
+/// The initializers that the dynamo exporter's metadata says are not
+/// parameters of the PyTorch module: buffers and constant tensors
+/// (`pkg.torch.export.graph_signature.InputSpec.kind`), and values its
+/// optimizer computed by constant folding from no parameter
+/// (`pkg.onnxscript.optimizer.folded_from`, checked against the PARAMETER
+/// targets of the graph's `pkg.torch.export.ExportedProgram.graph_signature`):
+/// a causal mask, rotary cos/sin tables, Swin's shifted-window masks. A
+/// transposed weight the optimizer folded stays a parameter. Read before
+/// bindDynamicDims drops the value annotations; empty for other exporters.
+llvm::StringSet<> getExporterConstants(const onnx::GraphProto &graph) {
+  llvm::StringSet<> constants;
+  llvm::StringMap<std::string> graphMetadata =
+      getMetadata(graph, kGraphMetadataField);
+  auto signature =
+      graphMetadata.find("pkg.torch.export.ExportedProgram.graph_signature");
+  if (signature == graphMetadata.end())
+    return constants;
+  // Lines "p_w: PARAMETER target='w'".
+  llvm::StringSet<> parameterTargets;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(signature->second).split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    auto [kind, target] = line.split(" target='");
+    if (kind.ends_with(": PARAMETER") && target.consume_back("'"))
+      parameterTargets.insert(target);
+  }
+  for (const auto &value : graph.value_info()) {
+    llvm::StringMap<std::string> metadata =
+        getMetadata(value, kValueMetadataField);
+    auto kind =
+        metadata.find("pkg.torch.export.graph_signature.InputSpec.kind");
+    if (kind != metadata.end() && kind->second != "PARAMETER")
+      constants.insert(value.name());
+    auto sources = metadata.find("pkg.onnxscript.optimizer.folded_from");
+    if (sources == metadata.end())
+      continue;
+    // A Python list of names: "['a', 'b']".
+    llvm::SmallVector<llvm::StringRef> names;
+    llvm::StringRef(sources->second).trim("[]").split(names, ", ");
+    if (llvm::none_of(names, [&](llvm::StringRef name) {
+          return parameterTargets.contains(name.trim("'"));
+        }))
+      constants.insert(value.name());
+  }
+  return constants;
+}
+
 /// Turns every parameter initializer into a typed graph input, so neither
 /// the checker nor shape inference looks at its data, which may live in an
 /// external file that is absent. Returns what kind of parameter each is.
-llvm::StringMap<ParamKind> detachParameters(onnx::ModelProto &model,
-                                            const ONNXImportOptions &options) {
+llvm::StringMap<ParamKind>
+detachParameters(onnx::ModelProto &model, const ONNXImportOptions &options,
+                 const llvm::StringSet<> &exporterConstants) {
   onnx::GraphProto *graph = model.mutable_graph();
   // Running statistics are state, not trainable parameters: ONNX has no
   // flag for that, but BatchNormalization's inputs 3 and 4 say it.
@@ -339,8 +409,10 @@ llvm::StringMap<ParamKind> detachParameters(onnx::ModelProto &model,
                    init.data_type() == onnx::TensorProto::FLOAT16 ||
                    init.data_type() == onnx::TensorProto::BFLOAT16;
     // Only floats read as data are weights; an initializer too large to
-    // inline that feeds only shape operands is state.
+    // inline that feeds only shape operands, or one the exporter says is no
+    // parameter, is state.
     bool trainable = isFloat && !statistics.contains(init.name()) &&
+                     !exporterConstants.contains(init.name()) &&
                      readAsData.contains(init.name());
     parameters[init.name()] =
         trainable ? ParamKind::Trainable : ParamKind::State;
@@ -421,8 +493,6 @@ void validateGraph(const onnx::GraphProto &graph) {
 /// values, IR 10) changes nothing; anything else might (a node's `overload`
 /// selects a local function), so the first such place gets a warning.
 void warnAboutUnknownFields(const onnx::ModelProto &model, Location loc) {
-  // Field numbers of IR-10 `metadata_props`: NodeProto 9, GraphProto 16,
-  // ValueInfoProto 4.
   auto firstUnknownField = [](const google::protobuf::Message &message,
                               int ignoredField) -> std::optional<int> {
     const auto &fields = message.GetReflection()->GetUnknownFields(message);
@@ -435,17 +505,18 @@ void warnAboutUnknownFields(const onnx::ModelProto &model, Location loc) {
   std::optional<int> field = firstUnknownField(model, -1);
   if (field)
     where = "the model";
-  else if ((field = firstUnknownField(model.graph(), 16)))
+  else if ((field = firstUnknownField(model.graph(), kGraphMetadataField)))
     where = "the graph";
   for (const auto &values : {model.graph().input(), model.graph().output(),
                              model.graph().value_info()})
     for (const auto &value : values)
-      if (where.empty() && (field = firstUnknownField(value, 4)))
+      if (where.empty() &&
+          (field = firstUnknownField(value, kValueMetadataField)))
         where = "value '" + value.name() + "'";
   for (auto [index, node] : llvm::enumerate(model.graph().node())) {
     if (!where.empty())
       break;
-    if ((field = firstUnknownField(node, 9))) {
+    if ((field = firstUnknownField(node, kNodeMetadataField))) {
       where = "node '" + getNodeName(node, index) + "'";
       continue;
     }

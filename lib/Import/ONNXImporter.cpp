@@ -700,10 +700,12 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
     llvm::StringSet<> initializerNames;
     for (const auto &init : model.graph().initializer())
       initializerNames.insert(init.name());
+    llvm::StringSet<> exporterConstants = getExporterConstants(model.graph());
     std::optional<int64_t> staticBatch =
         bindDynamicDims(model, options, initializerNames);
     warnAboutUnknownFields(model, fileLoc);
-    llvm::StringMap<ParamKind> parameters = detachParameters(model, options);
+    llvm::StringMap<ParamKind> parameters =
+        detachParameters(model, options, exporterConstants);
     int64_t opset = defaultDomainOpset(model);
     if (opset > kNewestKnownOpset)
       fail("model uses opset " + llvm::Twine(opset) +
