@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
 
@@ -291,6 +292,19 @@ struct FitPlanToArenaPass
     // is, and the error must name the lowered bytes of the very plan a rerun
     // at the named budget ends with.
     planned = planQuietly(floor->smallestBudget);
+    if (failed(planned) && maxOverhead >= 0) {
+      // The planner meets that budget, just not within the cap: naming it
+      // would name a budget the same command refuses again.
+      getOperation().emitError()
+          << "budget of " << vram::formatBudget(budgetBytes)
+          << " cannot be met within max-overhead "
+          << llvm::formatv("{0:P1}", double(maxOverhead)).str()
+          << ": the plans whose lowered program fits it add more to the "
+             "compute time (without the cap the planner meets live bytes "
+             "down to "
+          << vram::formatBudget(floor->smallestBudget) << ")";
+      return failure();
+    }
     std::optional<uint64_t> bytes;
     if (succeeded(planned)) {
       bytes = lowerAndCount(**planned);

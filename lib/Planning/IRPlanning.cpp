@@ -510,15 +510,23 @@ std::string formatBudget(uint64_t bytes) {
   return formatExactBytes(bytes) + " bytes (" + formatBinaryBytes(bytes) + ")";
 }
 
-/// The plan of `plannerName` for `graph`, or why there is none. Planners
-/// that do not aim at a budget (sqrt, none) fail when their peak exceeds it,
-/// with the same "smallest budget" answer as the fast planner.
+/// The plan of `plannerName` for `graph`, or why there is none, with the
+/// smallest budget that planner meets: the fast planner's search for itself
+/// and for the MILP (recompute only, so searched without the host link),
+/// the one plan's peak for planners that do not aim at a budget (sqrt,
+/// none). Only the fast planners offload, so only their floor counts on it.
 static llvm::Expected<planner::Plan>
 runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
            uint64_t budget, const planner::MachineModel &device) {
   if (plannerName == "fast" || plannerName == "fast-replay")
     return planner::planFast(graph, budget, device,
                              /*dropsAhead=*/plannerName == "fast");
+  planner::MachineModel recomputeOnly = device;
+  recomputeOnly.hostLinkBytesPerTime = 0;
+  auto tooSmall = [&](uint64_t smallest) {
+    return llvm::make_error<planner::BudgetTooSmallError>(
+        budget, planner::memoryFloor(graph, /*canOffload=*/false), smallest);
+  };
   if (plannerName == "milp") {
     llvm::Expected<planner::MilpResult> result =
         planner::planMilp(graph, budget, device);
@@ -527,9 +535,7 @@ runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
     if (result->plan)
       return std::move(*result->plan);
     if (result->status == planner::MilpStatus::Infeasible)
-      return llvm::make_error<planner::BudgetTooSmallError>(
-          budget, planner::memoryFloor(graph, device.canOffload()),
-          planner::smallestFastBudget(graph, device));
+      return tooSmall(planner::smallestFastBudget(graph, recomputeOnly));
     return llvm::createStringError(
         "the MILP planner found no plan within its time limit (%.0f s); try "
         "planner=fast",
@@ -539,9 +545,7 @@ runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
       plannerName == "sqrt" ? planner::planChenSqrtN(graph, device)
                             : planner::planKeepAll(graph, device);
   if (plan && plan->simulation.peakBytes > budget)
-    return llvm::make_error<planner::BudgetTooSmallError>(
-        budget, planner::memoryFloor(graph, device.canOffload()),
-        planner::smallestFastBudget(graph, device));
+    return tooSmall(plan->simulation.peakBytes);
   return plan;
 }
 
