@@ -362,6 +362,42 @@ planAtBatch(llvm::StringRef path, DialectRegistry &registry,
   return result;
 }
 
+/// vram-fit-plan-to-arena's options from the command line: vram-plan and
+/// vram-verify-plan, re-planned until the lowered program's arena fits too.
+static vram::FitPlanToArenaPassOptions
+getFitOptions(std::optional<uint64_t> budgetBytes, double overheadCap) {
+  vram::FitPlanToArenaPassOptions fit;
+  if (budgetBytes)
+    fit.budget = std::to_string(*budgetBytes);
+  if (!device.empty())
+    fit.device = device;
+  fit.maxOverhead = overheadCap;
+  fit.checkArena = arenaCheck;
+  fit.allowReorder = reorder;
+  return fit;
+}
+
+/// The plan the driver's own pipeline makes for the step at `batch`
+/// (vram-fit-plan-to-arena with `fit`): its summary, or none when no plan
+/// meets the budget there. Quiet: the search reports.
+static std::optional<vram::PlanSummary>
+fitAtBatch(llvm::StringRef path, DialectRegistry &registry,
+           const vram::ONNXImportOptions &options, int64_t batch,
+           const vram::FitPlanToArenaPassOptions &fit) {
+  MLIRContext context(registry);
+  ScopedDiagnosticHandler quiet(&context,
+                                [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module =
+      importStepAtBatch(path, context, options, batch);
+  if (!module)
+    return std::nullopt;
+  PassManager pm(&context);
+  pm.addPass(vram::createFitPlanToArenaPass(fit));
+  if (failed(pm.run(*module)))
+    return std::nullopt;
+  return vram::readPlanSummary(module->lookupSymbol<func::FuncOp>("main"));
+}
+
 /// --max-batch with planning: the largest batch whose step (training step
 /// with --train, else the model) has a plan within the budget and the
 /// overhead cap. Prints it and why the next batch has none; returns it.
@@ -397,7 +433,40 @@ runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
                  << planned[1].reason << "\n";
     return failure();
   }
-  const vram::planner::SimulationResult &best = *planned[found->batch].plan;
+  // The search plans live bytes; the driver then fits the plan to its
+  // lowered arena, whose holes can push the largest batch over the budget.
+  // Step down from it, by growing steps, until the driver's own plan fits,
+  // then bisect back up.
+  vram::FitPlanToArenaPassOptions fit = getFitOptions(budgetBytes, overheadCap);
+  int64_t batch = found->batch, tooLarge = 0,
+          step = std::max<int64_t>(1, batch / 64);
+  unsigned fitted = 1;
+  std::optional<vram::PlanSummary> best =
+      fitAtBatch(path, registry, options, batch, fit);
+  while (!best && batch > 1) {
+    tooLarge = batch;
+    batch = std::max<int64_t>(1, batch - step);
+    step *= 2;
+    ++fitted;
+    best = fitAtBatch(path, registry, options, batch, fit);
+  }
+  if (!best) {
+    llvm::errs() << path
+                 << ": error: not even batch 1 has a plan whose lowered "
+                    "program fits the budget\n";
+    return failure();
+  }
+  while (tooLarge && tooLarge - batch > 1) {
+    int64_t middle = batch + (tooLarge - batch) / 2;
+    ++fitted;
+    if (std::optional<vram::PlanSummary> summary =
+            fitAtBatch(path, registry, options, middle, fit)) {
+      batch = middle;
+      best = summary;
+    } else {
+      tooLarge = middle;
+    }
+  }
   llvm::raw_ostream &os = llvm::outs();
   os << "Largest batch whose "
      << (train.getNumOccurrences() ? "training step" : "model")
@@ -405,16 +474,21 @@ runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
      << vram::formatExactBytes(budgetBytes) << " bytes) on " << profile->name;
   if (overheadCap >= 0)
     os << llvm::format(" with overhead <= %.1f%%", overheadCap * 100);
-  os << ": " << found->batch << "\n  planned peak "
-     << vram::formatBinaryBytes(best.peakBytes) << " ("
-     << vram::formatExactBytes(best.peakBytes) << " bytes), overhead "
-     << llvm::format("%.1f%%", best.overhead() * 100) << "\n";
-  if (found->firstFailingBatch)
+  os << ": " << batch << "\n  planned peak "
+     << vram::formatBinaryBytes(best->plannedPeak) << " ("
+     << vram::formatExactBytes(best->plannedPeak) << " bytes), overhead "
+     << llvm::format("%.1f%%", best->overhead() * 100) << "\n";
+  if (tooLarge)
+    os << "  batch " << tooLarge
+       << ": its plan meets the budget in live bytes, but not once lowered "
+          "(the arena's holes)\n";
+  else if (found->firstFailingBatch)
     os << "  batch " << found->firstFailingBatch << ": "
        << planned[found->firstFailingBatch].reason << "\n";
   os << "  found by planning " << found->evaluations
-     << " batch sizes (doubling, then bisection); nothing was run\n\n";
-  return found->batch;
+     << " batch sizes (doubling, then bisection) and fitting " << fitted
+     << " to the lowered arena; nothing was run\n\n";
+  return batch;
 }
 
 int main(int argc, char **argv) {
@@ -542,16 +616,11 @@ int main(int argc, char **argv) {
   // arena fits too.
   std::optional<vram::FitPlanToArenaPassOptions> fitOptions;
   if (wantsPlanning()) {
-    fitOptions.emplace();
+    fitOptions = getFitOptions(budget.empty() ? std::nullopt
+                                              : std::optional(*budgetBytes),
+                               *overheadCap);
     // The plan's summary goes with the IR, not into a lowered artifact.
     fitOptions->printPlan = !wantsReport && emit == EmitKind::MLIR;
-    if (!budget.empty())
-      fitOptions->budget = std::to_string(*budgetBytes);
-    if (!device.empty())
-      fitOptions->device = device;
-    fitOptions->maxOverhead = *overheadCap;
-    fitOptions->checkArena = arenaCheck;
-    fitOptions->allowReorder = reorder;
   }
   // One pipeline: the flags' steps build the program (the training step,
   // planned), the command line's passes transform it, then --emit lowers it
