@@ -454,8 +454,8 @@ static OpCost computeONNXCost(Operation *op) {
         return cost;
       })
       // Elementwise, 1 per output element.
-      .Case<ONNXReluOp, ONNXNegOp, ONNXAddOp, ONNXSubOp, ONNXMulOp, ONNXDivOp,
-            ONNXReciprocalOp, ONNXWhereOp, ONNXCastOp>(
+      .Case<ONNXReluOp, ONNXNegOp, ONNXAbsOp, ONNXAddOp, ONNXSubOp, ONNXMulOp,
+            ONNXDivOp, ONNXReciprocalOp, ONNXWhereOp, ONNXCastOp>(
           [](Operation *op) { return elementwise(op, 1); })
       .Case(
           [](ONNXLeakyReluOp op) { return elementwise(op, 2); }) // mul, select
@@ -472,7 +472,7 @@ static OpCost computeONNXCost(Operation *op) {
         OpCost cost = elementwise(clip, bounds);
         return cost;
       })
-      .Case<ONNXExpOp, ONNXLogOp, ONNXTanhOp, ONNXErfOp>(
+      .Case<ONNXExpOp, ONNXLogOp, ONNXCosOp, ONNXSinOp, ONNXTanhOp, ONNXErfOp>(
           [](Operation *op) { return elementwise(op, kTranscendentalFlops); })
       .Case([](ONNXSqrtOp op) { return elementwise(op, kSqrtFlops); })
       .Case([](ONNXSigmoidOp op) {

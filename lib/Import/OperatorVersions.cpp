@@ -20,6 +20,7 @@ struct OperatorHistory {
 /// int4, ...) keep the operator's meaning; the importer maps the versions
 /// that changed a signature (NodeNormalization.cpp, normalizeToCanonical).
 static const OperatorHistory kHistories[] = {
+    {"Abs", {1, 6, 13}},
     {"Add", {1, 6, 7, 13, 14}},
     {"AveragePool", {1, 7, 10, 11, 19, 22}},
     {"BatchNormalization", {1, 6, 7, 9, 14, 15}},
@@ -28,6 +29,7 @@ static const OperatorHistory kHistories[] = {
     {"Concat", {1, 4, 11, 13}},
     {"Constant", {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}},
     {"Conv", {1, 11, 22}},
+    {"Cos", {7, 22}},
     {"ConvTranspose", {1, 11, 22}},
     {"Div", {1, 6, 7, 13, 14}},
     {"Dropout", {1, 6, 7, 10, 12, 13, 22}},
@@ -68,6 +70,7 @@ static const OperatorHistory kHistories[] = {
     {"ScatterND", {11, 13, 16, 18}},
     {"Shape", {1, 13, 15, 19, 21, 23, 24, 25}},
     {"Sigmoid", {1, 6, 13}},
+    {"Sin", {7, 22}},
     {"Slice", {1, 10, 11, 13}},
     {"Softmax", {1, 11, 13}},
     {"Split", {1, 2, 11, 13, 18}},

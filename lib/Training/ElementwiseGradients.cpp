@@ -215,6 +215,9 @@ VRAM_SAVES_RESULT(ONNXLogSoftmaxOp)
 VRAM_SAVES_INPUT(ONNXLeakyReluOp)
 VRAM_SAVES_INPUT(ONNXLogOp)
 VRAM_SAVES_INPUT(ONNXErfOp)
+VRAM_SAVES_INPUT(ONNXCosOp)
+VRAM_SAVES_INPUT(ONNXSinOp)
+VRAM_SAVES_INPUT(ONNXAbsOp)
 VRAM_SAVES_INPUT(ONNXGeluOp)
 VRAM_SAVES_INPUT(ONNXSwishOp)
 VRAM_SAVES_INPUT(ONNXHardSigmoidOp)
@@ -274,6 +277,29 @@ static Gradients gradientOf(ONNXReciprocalOp op, IRBuilding &ir,
 static Gradients gradientOf(ONNXLogOp op, IRBuilding &ir, ValueRange saved,
                             ValueRange dY, ArrayRef<bool>) {
   return SmallVector<Value>{ir.div(dY[0], saved[0])};
+}
+
+static Gradients gradientOf(ONNXCosOp, IRBuilding &ir, ValueRange saved,
+                            ValueRange dY, ArrayRef<bool>) {
+  // cos'(x) = -sin(x)
+  return SmallVector<Value>{ir.neg(ir.mul(dY[0], ir.sin(saved[0])))};
+}
+
+static Gradients gradientOf(ONNXSinOp, IRBuilding &ir, ValueRange saved,
+                            ValueRange dY, ArrayRef<bool>) {
+  // sin'(x) = cos(x)
+  return SmallVector<Value>{ir.mul(dY[0], ir.cos(saved[0]))};
+}
+
+static Gradients gradientOf(ONNXAbsOp, IRBuilding &ir, ValueRange saved,
+                            ValueRange dY, ArrayRef<bool>) {
+  // |x|' = sign(x), 0 at 0 as in PyTorch.
+  Type type = elementTypeOf(saved[0]);
+  Value zero = ir.scalar(type, 0.0);
+  Value sign = ir.where(
+      ir.greater(saved[0], zero), ir.scalar(type, 1.0),
+      ir.where(ir.greater(zero, saved[0]), ir.scalar(type, -1.0), zero));
+  return SmallVector<Value>{ir.mul(dY[0], sign)};
 }
 
 static Gradients gradientOf(ONNXErfOp op, IRBuilding &ir, ValueRange saved,
@@ -441,8 +467,9 @@ void gradient_rules::attachElementwiseGradients(MLIRContext *context) {
       ONNXAddOp, ONNXSubOp, ONNXMulOp, ONNXDivOp, ONNXPowOp, ONNXNegOp,
       ONNXWhereOp, ONNXCastOp, ONNXReluOp, ONNXLeakyReluOp, ONNXSigmoidOp,
       ONNXTanhOp, ONNXExpOp, ONNXSqrtOp, ONNXReciprocalOp, ONNXLogOp, ONNXErfOp,
-      ONNXGeluOp, ONNXSwishOp, ONNXHardSigmoidOp, ONNXHardSwishOp, ONNXClipOp,
-      ONNXSoftmaxOp, ONNXLogSoftmaxOp, ONNXDropoutOp, ONNXEinsumOp>(context);
+      ONNXCosOp, ONNXSinOp, ONNXAbsOp, ONNXGeluOp, ONNXSwishOp,
+      ONNXHardSigmoidOp, ONNXHardSwishOp, ONNXClipOp, ONNXSoftmaxOp,
+      ONNXLogSoftmaxOp, ONNXDropoutOp, ONNXEinsumOp>(context);
 }
 
 } // namespace vram

@@ -89,6 +89,8 @@ Value IRBuilding::neg(Value x) { return unary<ONNXNegOp>(x); }
 Value IRBuilding::exp(Value x) { return unary<ONNXExpOp>(x); }
 Value IRBuilding::log(Value x) { return unary<ONNXLogOp>(x); }
 Value IRBuilding::erf(Value x) { return unary<ONNXErfOp>(x); }
+Value IRBuilding::cos(Value x) { return unary<ONNXCosOp>(x); }
+Value IRBuilding::sin(Value x) { return unary<ONNXSinOp>(x); }
 Value IRBuilding::tanh(Value x) { return unary<ONNXTanhOp>(x); }
 Value IRBuilding::sigmoid(Value x) { return unary<ONNXSigmoidOp>(x); }
 Value IRBuilding::sqrt(Value x) { return unary<ONNXSqrtOp>(x); }

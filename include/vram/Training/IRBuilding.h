@@ -50,6 +50,8 @@ public:
   mlir::Value exp(mlir::Value x);
   mlir::Value log(mlir::Value x);
   mlir::Value erf(mlir::Value x);
+  mlir::Value cos(mlir::Value x);
+  mlir::Value sin(mlir::Value x);
   mlir::Value tanh(mlir::Value x);
   mlir::Value sigmoid(mlir::Value x);
   mlir::Value sqrt(mlir::Value x);

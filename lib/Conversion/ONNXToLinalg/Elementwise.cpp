@@ -174,6 +174,26 @@ Value computeElement(ONNXNotOp, OpBuilder &b, Location loc,
                                constant(b, loc, args[0].getType(), 1));
 }
 
+Value computeElement(ONNXCosOp, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &) {
+  return math::CosOp::create(b, loc, args[0]);
+}
+
+Value computeElement(ONNXSinOp, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &) {
+  return math::SinOp::create(b, loc, args[0]);
+}
+
+Value computeElement(ONNXAbsOp, OpBuilder &b, Location loc,
+                     ArrayRef<Value> args, const ElementTypes &) {
+  Type type = args[0].getType();
+  if (isa<FloatType>(type))
+    return math::AbsFOp::create(b, loc, args[0]);
+  if (type.isUnsignedInteger())
+    return args[0];
+  return math::AbsIOp::create(b, loc, args[0]);
+}
+
 Value computeElement(ONNXNegOp, OpBuilder &b, Location loc,
                      ArrayRef<Value> args, const ElementTypes &) {
   if (isa<FloatType>(args[0].getType()))
@@ -327,9 +347,9 @@ LogicalResult checkElementTypes(OpTy op, const ElementTypes &types) {
   Type x = types.operands[0];
   constexpr bool floatOnly =
       llvm::is_one_of<OpTy, ONNXSqrtOp, ONNXReciprocalOp, ONNXExpOp, ONNXLogOp,
-                      ONNXTanhOp, ONNXErfOp, ONNXLeakyReluOp, ONNXSigmoidOp,
-                      ONNXGeluOp, ONNXSwishOp, ONNXHardSigmoidOp,
-                      ONNXHardSwishOp>::value;
+                      ONNXCosOp, ONNXSinOp, ONNXTanhOp, ONNXErfOp,
+                      ONNXLeakyReluOp, ONNXSigmoidOp, ONNXGeluOp, ONNXSwishOp,
+                      ONNXHardSigmoidOp, ONNXHardSwishOp>::value;
   if constexpr (floatOnly) {
     if (!isa<FloatType>(x))
       return emitLoweringError(op)
@@ -411,10 +431,12 @@ void vram::populateElementwiseToLinalgPatterns(
       ElementwiseLowering<ONNXLessOp>, ElementwiseLowering<ONNXEqualOp>,
       ElementwiseLowering<ONNXNotOp>, ElementwiseLowering<ONNXNegOp>,
       ElementwiseLowering<ONNXExpOp>, ElementwiseLowering<ONNXLogOp>,
-      ElementwiseLowering<ONNXReluOp>, ElementwiseLowering<ONNXLeakyReluOp>,
-      ElementwiseLowering<ONNXSigmoidOp>, ElementwiseLowering<ONNXTanhOp>,
-      ElementwiseLowering<ONNXErfOp>, ElementwiseLowering<ONNXGeluOp>,
-      ElementwiseLowering<ONNXSwishOp>, ElementwiseLowering<ONNXHardSigmoidOp>,
+      ElementwiseLowering<ONNXCosOp>, ElementwiseLowering<ONNXSinOp>,
+      ElementwiseLowering<ONNXAbsOp>, ElementwiseLowering<ONNXReluOp>,
+      ElementwiseLowering<ONNXLeakyReluOp>, ElementwiseLowering<ONNXSigmoidOp>,
+      ElementwiseLowering<ONNXTanhOp>, ElementwiseLowering<ONNXErfOp>,
+      ElementwiseLowering<ONNXGeluOp>, ElementwiseLowering<ONNXSwishOp>,
+      ElementwiseLowering<ONNXHardSigmoidOp>,
       ElementwiseLowering<ONNXHardSwishOp>, ElementwiseLowering<ONNXClipOp>,
       ElementwiseLowering<ONNXWhereOp>, ElementwiseLowering<ONNXCastOp>>(
       typeConverter, patterns.getContext());

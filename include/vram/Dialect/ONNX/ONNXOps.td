@@ -158,6 +158,9 @@ def ONNXReciprocalOp : ONNX_UnaryOp<"Reciprocal", "1 / x">;
 def ONNXNegOp : ONNX_UnaryOp<"Neg", "negation">;
 def ONNXExpOp : ONNX_UnaryOp<"Exp", "exponential">;
 def ONNXLogOp : ONNX_UnaryOp<"Log", "natural logarithm">;
+def ONNXCosOp : ONNX_UnaryOp<"Cos", "cosine">;
+def ONNXSinOp : ONNX_UnaryOp<"Sin", "sine">;
+def ONNXAbsOp : ONNX_UnaryOp<"Abs", "absolute value">;
 def ONNXHardSwishOp : ONNX_UnaryOp<"HardSwish", "x * max(0, min(1, x/6 + 1/2))">;
 
 def ONNXLeakyReluOp : ONNX_UnaryOp<"LeakyRelu", "x if x >= 0 else alpha * x"> {
