@@ -454,8 +454,8 @@ static OpCost computeONNXCost(Operation *op) {
         return cost;
       })
       // Elementwise, 1 per output element.
-      .Case<ONNXReluOp, ONNXNegOp, ONNXAbsOp, ONNXAddOp, ONNXSubOp, ONNXMulOp,
-            ONNXDivOp, ONNXReciprocalOp, ONNXWhereOp, ONNXCastOp>(
+      .Case<ONNXReluOp, ONNXNegOp, ONNXAbsOp, ONNXTriluOp, ONNXAddOp, ONNXSubOp,
+            ONNXMulOp, ONNXDivOp, ONNXReciprocalOp, ONNXWhereOp, ONNXCastOp>(
           [](Operation *op) { return elementwise(op, 1); })
       .Case(
           [](ONNXLeakyReluOp op) { return elementwise(op, 2); }) // mul, select

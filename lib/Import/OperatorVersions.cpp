@@ -80,6 +80,7 @@ static const OperatorHistory kHistories[] = {
     {"Swish", {24}},
     {"Tanh", {1, 6, 13}},
     {"Transpose", {1, 13, 21, 23, 24, 25}},
+    {"Trilu", {14}},
     {"Unsqueeze", {1, 11, 13, 21, 23, 24, 25}},
     {"Where", {9, 16}},
 };

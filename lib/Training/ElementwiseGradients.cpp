@@ -412,6 +412,15 @@ static Gradients gradientOf(ONNXClipOp op, IRBuilding &ir, ValueRange saved,
   return SmallVector<Value>{grad, Value(), Value()};
 }
 
+static Gradients gradientOf(ONNXTriluOp op, IRBuilding &ir, ValueRange,
+                            ValueRange dY, ArrayRef<bool> wanted) {
+  if (wanted[1])
+    return op.emitOpError("k has no gradient");
+  // The kept elements pass dY through, the zeroed ones nothing.
+  return SmallVector<Value>{ir.trilu(dY[0], op.getK(), op.getUpper() != 0),
+                            Value()};
+}
+
 static Gradients gradientOf(ONNXSoftmaxOp op, IRBuilding &ir, ValueRange saved,
                             ValueRange dY, ArrayRef<bool>) {
   // dX = Y (dY - sum(dY Y, axis))
@@ -467,7 +476,7 @@ void gradient_rules::attachElementwiseGradients(MLIRContext *context) {
       ONNXAddOp, ONNXSubOp, ONNXMulOp, ONNXDivOp, ONNXPowOp, ONNXNegOp,
       ONNXWhereOp, ONNXCastOp, ONNXReluOp, ONNXLeakyReluOp, ONNXSigmoidOp,
       ONNXTanhOp, ONNXExpOp, ONNXSqrtOp, ONNXReciprocalOp, ONNXLogOp, ONNXErfOp,
-      ONNXCosOp, ONNXSinOp, ONNXAbsOp, ONNXGeluOp, ONNXSwishOp,
+      ONNXCosOp, ONNXSinOp, ONNXAbsOp, ONNXTriluOp, ONNXGeluOp, ONNXSwishOp,
       ONNXHardSigmoidOp, ONNXHardSwishOp, ONNXClipOp, ONNXSoftmaxOp,
       ONNXLogSoftmaxOp, ONNXDropoutOp, ONNXEinsumOp>(context);
 }

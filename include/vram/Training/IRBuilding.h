@@ -52,6 +52,8 @@ public:
   mlir::Value erf(mlir::Value x);
   mlir::Value cos(mlir::Value x);
   mlir::Value sin(mlir::Value x);
+  /// Trilu of `x` with `k` (a value or none).
+  mlir::Value trilu(mlir::Value x, mlir::Value k, bool upper);
   mlir::Value tanh(mlir::Value x);
   mlir::Value sigmoid(mlir::Value x);
   mlir::Value sqrt(mlir::Value x);

@@ -549,6 +549,56 @@ private:
   }
 };
 
+/// Trilu: element (..., i, j) is kept where j - i >= k (upper) or
+/// j - i <= k (lower), else 0; k is read at run time (0 when absent).
+class TriluLowering : public ONNXToLinalgPattern<ONNXTriluOp> {
+public:
+  using ONNXToLinalgPattern::ONNXToLinalgPattern;
+
+protected:
+  LogicalResult lower(ONNXTriluOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto resultType = convertTensorType(op.getOutput().getType());
+    int64_t rank = resultType.getRank();
+    if (rank < 2)
+      return emitLoweringError(op) << "expects at least 2 dimensions";
+    Location loc = op.getLoc();
+    Type i64 = rewriter.getI64Type();
+    Value k = arith::ConstantIntOp::create(rewriter, loc, i64, 0);
+    if (!isa<NoneType>(adaptor.getK().getType())) {
+      auto kType = cast<RankedTensorType>(adaptor.getK().getType());
+      if (kType.getNumElements() != 1 || !kType.getElementType().isInteger(64))
+        return emitLoweringError(op) << "k must be one int64";
+      SmallVector<Value> origin(
+          kType.getRank(), arith::ConstantIndexOp::create(rewriter, loc, 0));
+      k = tensor::ExtractOp::create(rewriter, loc, adaptor.getK(), origin);
+    }
+    bool upper = op.getUpper() != 0;
+    Type elementType = resultType.getElementType();
+    rewriter.replaceOp(
+        op,
+        buildElementwiseGeneric(
+            rewriter, loc, resultType, ValueRange{adaptor.getInput()},
+            [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
+              auto index = [&](int64_t dim) -> Value {
+                return arith::IndexCastOp::create(
+                    b, nestedLoc, i64,
+                    linalg::IndexOp::create(b, nestedLoc, dim));
+              };
+              Value offset = arith::SubIOp::create(
+                  b, nestedLoc, index(rank - 1), index(rank - 2));
+              Value keep = arith::CmpIOp::create(
+                  b, nestedLoc,
+                  upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+                  offset, k);
+              Value zero = arith::ConstantOp::create(
+                  b, nestedLoc, b.getZeroAttr(elementType));
+              return arith::SelectOp::create(b, nestedLoc, keep, args[0], zero);
+            }));
+    return success();
+  }
+};
+
 class ExpandLowering : public ONNXToLinalgPattern<ONNXExpandOp> {
 public:
   using ONNXToLinalgPattern::ONNXToLinalgPattern;
@@ -643,5 +693,6 @@ void vram::populateDataMovementToLinalgPatterns(
                ResultTypeReshapeLowering<ONNXSqueezeOp>,
                ResultTypeReshapeLowering<ONNXUnsqueezeOp>, TransposeLowering,
                ConcatLowering, SplitLowering, SliceLowering, ExpandLowering,
-               GatherLowering>(typeConverter, patterns.getContext());
+               GatherLowering, TriluLowering>(typeConverter,
+                                              patterns.getContext());
 }

@@ -185,6 +185,10 @@ LogicalResult ONNXClipOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return inferSameTypeAsOperand(getInput(), types);
 }
 
+LogicalResult ONNXTriluOp::inferResultTypes(SmallVectorImpl<Type> &types) {
+  return inferSameTypeAsOperand(getInput(), types);
+}
+
 LogicalResult ONNXPowOp::inferResultTypes(SmallVectorImpl<Type> &types) {
   return inferBroadcastResult(*this, getOperands(), elementTypeOf(getX()),
                               types);

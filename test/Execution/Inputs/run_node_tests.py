@@ -29,7 +29,7 @@ SUPPORTED = {
     # Elementwise.
     "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg", "Exp", "Log", "Relu",
     "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "HardSigmoid", "HardSwish",
-    "Clip", "Where", "Cast", "Greater", "Less", "Equal",
+    "Clip", "Where", "Cast", "Greater", "Less", "Equal", "Cos", "Sin", "Abs",
     # Linear algebra.
     "MatMul", "Gemm",
     # Convolution and pooling.
@@ -42,7 +42,7 @@ SUPPORTED = {
     # Data movement.
     "Constant", "Identity", "Reshape", "Flatten", "Transpose", "Concat",
     "Split", "Slice", "Gather", "Shape", "Unsqueeze", "Squeeze", "Expand",
-    "Pad", "Resize",
+    "Pad", "Resize", "Trilu",
 }
 
 OP_PATTERN = re.compile(r"= onnx\.(\w+)[ (]")

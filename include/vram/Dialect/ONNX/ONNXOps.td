@@ -193,6 +193,14 @@ def ONNXClipOp : ONNX_Op<"Clip", [ONNX_InferShapes, Pure]> {
   let results = (outs AnyTensor:$output);
 }
 
+def ONNXTriluOp : ONNX_Op<"Trilu", [ONNX_InferShapes, Pure]> {
+  let summary = "keeps the upper (or lower) triangle of the last two "
+                "dimensions from diagonal k, zeroes the rest";
+  let arguments = (ins AnyTensor:$input, ONNX_TensorOrNone:$k,
+                       DefaultValuedAttr<I64Attr, "1">:$upper);
+  let results = (outs AnyTensor:$output);
+}
+
 def ONNXAddOp : ONNX_BroadcastBinaryOp<"Add", "elementwise sum",
                                        [SameOperandsAndResultElementType]>;
 def ONNXSubOp : ONNX_BroadcastBinaryOp<"Sub", "elementwise difference",
