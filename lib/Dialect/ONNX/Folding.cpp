@@ -224,24 +224,36 @@ static OpFoldResult foldConstantOfShape(ONNXNodeOp op, Attribute shape) {
   return DenseElementsAttr::get(type, value.getValues<Attribute>()[0]);
 }
 
+/// Range of constant integer start, limit and delta: start + i delta for
+/// each i of the result, whose size the importer already worked out.
+static OpFoldResult foldRange(ONNXNodeOp op, ArrayRef<Attribute> inputs) {
+  auto type = foldableResultType(op->getResult(0));
+  if (!type || type.getRank() != 1 || inputs.size() != 3)
+    return {};
+  std::optional<SmallVector<int64_t>> start = intValues(inputs[0]);
+  std::optional<SmallVector<int64_t>> delta = intValues(inputs[2]);
+  if (!start || !delta || start->size() != 1 || delta->size() != 1)
+    return {};
+  SmallVector<int64_t> values;
+  for (int64_t i = 0; i < type.getDimSize(0); ++i)
+    values.push_back((*start)[0] + i * (*delta)[0]);
+  return intAttr(type, values);
+}
+
 LogicalResult ONNXNodeOp::fold(FoldAdaptor adaptor,
                                SmallVectorImpl<OpFoldResult> &results) {
   if (!getDomain().empty() || getNumResults() != 1)
     return failure();
-  if (getOpType() == "ConstantOfShape" && adaptor.getInputs().size() == 1) {
-    OpFoldResult folded = foldConstantOfShape(*this, adaptor.getInputs()[0]);
-    if (!folded)
-      return failure();
-    results.push_back(folded);
-    return success();
-  }
-  if (adaptor.getInputs().size() != 2)
-    return failure();
-  IntBinaryFn fn = getGenericIntBinary(*this);
-  if (!fn)
-    return failure();
-  OpFoldResult folded = foldIntBinary(*this, adaptor.getInputs()[0],
-                                      adaptor.getInputs()[1], fn);
+  StringRef type = getOpType();
+  ArrayRef<Attribute> inputs = adaptor.getInputs();
+  OpFoldResult folded;
+  if (type == "ConstantOfShape" && inputs.size() == 1)
+    folded = foldConstantOfShape(*this, inputs[0]);
+  else if (type == "Range")
+    folded = foldRange(*this, inputs);
+  else if (IntBinaryFn fn = getGenericIntBinary(*this);
+           fn && inputs.size() == 2)
+    folded = foldIntBinary(*this, inputs[0], inputs[1], fn);
   if (!folded)
     return failure();
   results.push_back(folded);
