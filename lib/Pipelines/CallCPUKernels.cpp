@@ -71,6 +71,17 @@ struct KernelCall {
 };
 } // namespace
 
+/// The call of kernel `name` for a convolution: its strides and dilations
+/// (h, w), the ops' defaults (1) where the IR leaves them out.
+template <typename ConvOp>
+static KernelCall getConvolutionCall(ConvOp conv, StringRef name) {
+  KernelCall call{name, {}};
+  for (DenseIntElementsAttr window : {conv.getStrides(), conv.getDilations()})
+    for (APInt value : window)
+      call.scalars.push_back(value.getSExtValue());
+  return call;
+}
+
 /// The kernel that computes `op`, if one does, on contiguous f32 buffers: a
 /// matmul passes transA and transB, a convolution its strides and dilations
 /// (h, w).
@@ -89,19 +100,11 @@ static std::optional<KernelCall> getKernelCall(linalg::LinalgOp op) {
     return batched.hasUserDefinedMaps()
                ? std::nullopt
                : std::optional(KernelCall{"vram_batch_matmul_f32", {}});
-  StringRef name;
-  if (isa<linalg::Conv2DNchwFchwOp>(*op))
-    name = "vram_conv2d_nchw_fchw_f32";
-  else if (isa<linalg::Conv2DNgchwGfchwOp>(*op))
-    name = "vram_conv2d_ngchw_gfchw_f32";
-  else
-    return std::nullopt;
-  KernelCall call{name, {}};
-  // The window attributes, named alike on both convolutions.
-  for (StringRef window : {"strides", "dilations"})
-    for (APInt value : op->getAttrOfType<DenseIntElementsAttr>(window))
-      call.scalars.push_back(value.getSExtValue());
-  return call;
+  if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
+    return getConvolutionCall(conv, "vram_conv2d_nchw_fchw_f32");
+  if (auto conv = dyn_cast<linalg::Conv2DNgchwGfchwOp>(*op))
+    return getConvolutionCall(conv, "vram_conv2d_ngchw_gfchw_f32");
+  return std::nullopt;
 }
 
 namespace {

@@ -90,15 +90,16 @@ Value IRBuilding::exp(Value x) { return unary<ONNXExpOp>(x); }
 Value IRBuilding::log(Value x) { return unary<ONNXLogOp>(x); }
 Value IRBuilding::erf(Value x) { return unary<ONNXErfOp>(x); }
 Value IRBuilding::cos(Value x) { return unary<ONNXCosOp>(x); }
+Value IRBuilding::sin(Value x) { return unary<ONNXSinOp>(x); }
+Value IRBuilding::tanh(Value x) { return unary<ONNXTanhOp>(x); }
+Value IRBuilding::sigmoid(Value x) { return unary<ONNXSigmoidOp>(x); }
+Value IRBuilding::sqrt(Value x) { return unary<ONNXSqrtOp>(x); }
+
 Value IRBuilding::trilu(Value x, Value k, bool upper) {
   return create<ONNXTriluOp>(
       x.getType(), {x, k},
       {builder.getNamedAttr("upper", builder.getI64IntegerAttr(upper))});
 }
-Value IRBuilding::sin(Value x) { return unary<ONNXSinOp>(x); }
-Value IRBuilding::tanh(Value x) { return unary<ONNXTanhOp>(x); }
-Value IRBuilding::sigmoid(Value x) { return unary<ONNXSigmoidOp>(x); }
-Value IRBuilding::sqrt(Value x) { return unary<ONNXSqrtOp>(x); }
 
 template <typename OpT>
 Value IRBuilding::normalizeAlong(Value x, int64_t axis) {

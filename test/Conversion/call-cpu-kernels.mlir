@@ -82,6 +82,16 @@ func.func @heavy(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>
   return
 }
 
+// A convolution whose IR leaves strides and dilations out passes their
+// defaults, 1 each (reading the absent attributes crashed the pass).
+// CHECK-LABEL: func.func @default_window
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: call @vram_conv2d_nchw_fchw_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}})
+func.func @default_window(%in: memref<1x3x9x9xf32>, %w: memref<5x3x3x3xf32>, %out: memref<1x5x7x7xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%in, %w : memref<1x3x9x9xf32>, memref<5x3x3x3xf32>) outs(%out : memref<1x5x7x7xf32>)
+  return
+}
+
 // Other element types, strided views and maps other than transposes stay
 // linalg ops.
 // CHECK-LABEL: func.func @stays
