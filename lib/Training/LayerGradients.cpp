@@ -164,11 +164,77 @@ static FailureOr<SmallVector<Value>> saveFor(ONNXConvOp op, OpBuilder &,
   return saveForBilinear(op.getX(), op.getW(), wanted);
 }
 
+/// The gradient of a convolution's weights, shaped `wShape`, from the
+/// convolution's input `x` and the gradient `dY` of its output:
+/// dW[m, c, k] = sum_{n, o} dY[n, m, o] X[n, g Cg + c, o s + k d - p]
+/// for m in group g. It is a Conv with the batch as channels, stride the
+/// forward dilation and dilation the forward stride. Its input is X with
+/// channels of one group as the batch, [Cg, G x N, ...] (group g's N images
+/// as channel block g); its weights dY^T, [M, N, ...] (M ordered by group);
+/// group = G keeps block g with the filters of group g. The result is
+/// [Cg, M, k]: dW with its first two dims swapped.
+static Value convWeightGradient(IRBuilding &ir, Value x, Value dY,
+                                const Window &window, int64_t group,
+                                ArrayRef<int64_t> wShape) {
+  SmallVector<int64_t> xShape = shapeOf(x), yShape = shapeOf(dY);
+  size_t n = xShape.size() - 2;
+  int64_t batch = xShape[0], groupChannels = xShape[1] / group;
+  SmallVector<int64_t> swap(xShape.size());
+  std::iota(swap.begin(), swap.end(), 0);
+  std::swap(swap[0], swap[1]);
+  SmallVector<int64_t> split{batch, group, groupChannels};
+  split.append(xShape.begin() + 2, xShape.end());
+  SmallVector<int64_t> toChannelsFirst{2, 1, 0};
+  for (size_t i = 0; i < n; ++i)
+    toChannelsFirst.push_back(3 + i);
+  SmallVector<int64_t> merged{groupChannels, group * batch};
+  merged.append(xShape.begin() + 2, xShape.end());
+  Value xT =
+      group == 1
+          ? ir.transpose(x, swap)
+          : ir.reshape(ir.transpose(ir.reshape(x, split), toChannelsFirst),
+                       merged);
+  Value dYT = ir.transpose(dY, swap);
+  Window weightWindow;
+  weightWindow.kernel.assign(yShape.begin() + 2, yShape.end());
+  weightWindow.strides = window.dilations;
+  weightWindow.dilations = window.strides;
+  weightWindow.pads = window.pads;
+  SmallVector<int64_t> sliceEnds, sliceAxes;
+  for (size_t i = 0; i < n; ++i) {
+    // End padding so the output is exactly the kernel; rows past the last
+    // window (negative padding) are sliced off the input instead.
+    int64_t end = (window.kernel[i] - 1) * window.dilations[i] +
+                  (yShape[2 + i] - 1) * window.strides[i] + 1 - xShape[2 + i] -
+                  window.pads[i];
+    weightWindow.pads[n + i] = std::max<int64_t>(end, 0);
+    if (end < 0) {
+      sliceEnds.push_back(xShape[2 + i] + end);
+      sliceAxes.push_back(2 + i);
+    }
+  }
+  if (!sliceAxes.empty())
+    xT = ir.slice(xT, SmallVector<int64_t>(sliceAxes.size(), 0), sliceEnds,
+                  sliceAxes);
+  SmallVector<int64_t> gShape(wShape);
+  std::swap(gShape[0], gShape[1]);
+  auto gType = RankedTensorType::get(gShape, elementTypeOf(dY));
+  Value g = ir.conv(xT, dYT, weightWindow, group, gType);
+  return ir.transpose(g, swap);
+}
+
+/// A bias's gradient: dY summed over the batch and the spatial dims.
+static Value convBiasGradient(IRBuilding &ir, Value dY) {
+  SmallVector<int64_t> axes{0};
+  for (int64_t i = 2; i < rankOf(dY); ++i)
+    axes.push_back(i);
+  return ir.reduceSum(dY, axes, /*keepdims=*/false);
+}
+
 static Gradients gradientOf(ONNXConvOp op, IRBuilding &ir, ValueRange,
                             ValueRange dY, ArrayRef<bool> wanted) {
   SmallVector<int64_t> xShape = shapeOf(op.getX()), wShape = shapeOf(op.getW());
   SmallVector<int64_t> yShape = shapeOf(op.getY());
-  size_t n = xShape.size() - 2;
   Window window;
   if (failed(getWindow(op, ArrayRef(wShape).drop_front(2), window)))
     return failure();
@@ -181,65 +247,40 @@ static Gradients gradientOf(ONNXConvOp op, IRBuilding &ir, ValueRange,
                                        ArrayRef(yShape).drop_front(2)),
                          op.getX().getType());
   }
-  if (wanted[1]) {
-    // dW[m, c, k] = sum_{n, o} dY[n, m, o] X[n, g Cg + c, o s + k d - p]
-    // for m in group g: a Conv with the batch as channels, stride the
-    // forward dilation and dilation the forward stride. Its input is X with
-    // channels of one group as the batch, [Cg, G x N, ...] (group g's N
-    // images as channel block g); its weights dY^T, [M, N, ...] (M ordered by
-    // group); group = G keeps block g with the filters of group g. The
-    // result is [Cg, M, k]: dW with its first two dims swapped.
-    int64_t group = op.getGroup();
-    int64_t batch = xShape[0], groupChannels = xShape[1] / group;
-    SmallVector<int64_t> swap(xShape.size());
-    std::iota(swap.begin(), swap.end(), 0);
-    std::swap(swap[0], swap[1]);
-    SmallVector<int64_t> split{batch, group, groupChannels};
-    split.append(xShape.begin() + 2, xShape.end());
-    SmallVector<int64_t> toChannelsFirst{2, 1, 0};
-    for (size_t i = 0; i < n; ++i)
-      toChannelsFirst.push_back(3 + i);
-    SmallVector<int64_t> merged{groupChannels, group * batch};
-    merged.append(xShape.begin() + 2, xShape.end());
-    Value xT = group == 1
-                   ? ir.transpose(op.getX(), swap)
-                   : ir.reshape(ir.transpose(ir.reshape(op.getX(), split),
-                                             toChannelsFirst),
-                                merged);
-    Value dYT = ir.transpose(dY[0], swap);
-    Window weightWindow;
-    weightWindow.kernel.assign(yShape.begin() + 2, yShape.end());
-    weightWindow.strides = window.dilations;
-    weightWindow.dilations = window.strides;
-    weightWindow.pads = window.pads;
-    SmallVector<int64_t> sliceEnds, sliceAxes;
-    for (size_t i = 0; i < n; ++i) {
-      // End padding so the output is exactly the kernel; rows past the last
-      // window (negative padding) are sliced off the input instead.
-      int64_t end = (window.kernel[i] - 1) * window.dilations[i] +
-                    (yShape[2 + i] - 1) * window.strides[i] + 1 -
-                    xShape[2 + i] - window.pads[i];
-      weightWindow.pads[n + i] = std::max<int64_t>(end, 0);
-      if (end < 0) {
-        sliceEnds.push_back(xShape[2 + i] + end);
-        sliceAxes.push_back(2 + i);
-      }
-    }
-    if (!sliceAxes.empty())
-      xT = ir.slice(xT, SmallVector<int64_t>(sliceAxes.size(), 0), sliceEnds,
-                    sliceAxes);
-    SmallVector<int64_t> gShape(wShape);
-    std::swap(gShape[0], gShape[1]);
-    auto gType = RankedTensorType::get(gShape, elementTypeOf(dY[0]));
-    Value g = ir.conv(xT, dYT, weightWindow, group, gType);
-    grads[1] = ir.transpose(g, swap);
-  }
-  if (wanted[2]) {
-    SmallVector<int64_t> axes{0};
-    for (size_t i = 0; i < n; ++i)
-      axes.push_back(2 + i);
-    grads[2] = ir.reduceSum(dY[0], axes, /*keepdims=*/false);
-  }
+  if (wanted[1])
+    grads[1] =
+        convWeightGradient(ir, op.getX(), dY[0], window, op.getGroup(), wShape);
+  if (wanted[2])
+    grads[2] = convBiasGradient(ir, dY[0]);
+  return grads;
+}
+
+static FailureOr<SmallVector<Value>>
+saveFor(ONNXConvTransposeOp op, OpBuilder &, ArrayRef<bool> wanted) {
+  return saveForBilinear(op.getX(), op.getW(), wanted);
+}
+
+static Gradients gradientOf(ONNXConvTransposeOp op, IRBuilding &ir, ValueRange,
+                            ValueRange dY, ArrayRef<bool> wanted) {
+  // Y = ConvTranspose(X, W) is the input gradient of Z -> Conv(Z, W) with
+  // the same window (Z shaped like Y), applied to X. So dX = Conv(dY, W),
+  // and dW is that convolution's weight gradient with dY as its input and X
+  // as its output's gradient: <dY, Conv^T_W X> = <Conv_W dY, X>.
+  if (op.getOutputShape())
+    return op.emitOpError("gradient needs explicit pads, not output_shape");
+  SmallVector<int64_t> wShape = shapeOf(op.getW());
+  Window window;
+  if (failed(getWindow(op, ArrayRef(wShape).drop_front(2), window)))
+    return failure();
+  SmallVector<Value> grads(3);
+  if (wanted[0])
+    grads[0] =
+        ir.conv(dY[0], op.getW(), window, op.getGroup(), op.getX().getType());
+  if (wanted[1])
+    grads[1] =
+        convWeightGradient(ir, dY[0], op.getX(), window, op.getGroup(), wShape);
+  if (wanted[2])
+    grads[2] = convBiasGradient(ir, dY[0]);
   return grads;
 }
 
@@ -614,10 +655,10 @@ static Gradients gradientOf(ONNXLayerNormalizationOp op, IRBuilding &ir,
 }
 
 void gradient_rules::attachLayerGradients(MLIRContext *context) {
-  attachGradientModels<ONNXGemmOp, ONNXMatMulOp, ONNXConvOp, ONNXMaxPoolOp,
-                       ONNXAveragePoolOp, ONNXGlobalAveragePoolOp,
-                       ONNXReduceMeanOp, ONNXReduceSumOp,
-                       ONNXBatchNormalizationOp, ONNXLayerNormalizationOp>(
+  attachGradientModels<
+      ONNXGemmOp, ONNXMatMulOp, ONNXConvOp, ONNXConvTransposeOp, ONNXMaxPoolOp,
+      ONNXAveragePoolOp, ONNXGlobalAveragePoolOp, ONNXReduceMeanOp,
+      ONNXReduceSumOp, ONNXBatchNormalizationOp, ONNXLayerNormalizationOp>(
       context);
 }
 
