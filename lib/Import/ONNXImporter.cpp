@@ -271,17 +271,24 @@ SmallVector<Type> GraphImporter::inferGenericTypes(const NodeContext &node,
 
 /// libonnx 1.12's shape inference for one node, on the types the importer
 /// computed for its inputs (constants included, for data-dependent shapes).
+/// A default-domain node of a model newer than libonnx is inferred at
+/// libonnx's newest opset when its operator's signature is still that one.
 std::optional<SmallVector<Type>>
 GraphImporter::inferWithLibONNX(const NodeContext &node,
                                 const onnx::NodeProto &proto) {
-  if (modelOpset > kCanonicalOpset)
+  std::optional<int64_t> inferenceOpset =
+      isDefaultDomain(proto.domain())
+          ? getSignatureEquivalentOpset(proto.op_type(), modelOpset,
+                                        kCanonicalOpset)
+          : std::optional<int64_t>(modelOpset);
+  if (!inferenceOpset || *inferenceOpset > kCanonicalOpset)
     return std::nullopt;
   onnx::ModelProto model;
   model.set_ir_version(8);
   for (const auto &opset : opsetImports) {
     auto *entry = model.add_opset_import();
     entry->set_domain(opset.first().str());
-    entry->set_version(opset.second);
+    entry->set_version(opset.first().empty() ? *inferenceOpset : opset.second);
   }
   onnx::GraphProto *graph = model.mutable_graph();
   *graph->add_node() = proto;

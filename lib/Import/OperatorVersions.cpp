@@ -14,8 +14,7 @@ struct OperatorHistory {
 } // namespace
 
 /// Every since-version of each operator the dialect models, from ONNX 1.23's
-/// schema registry (`onnx.defs.get_all_schemas_with_history()`, opsets 1-28;
-/// scripts/make_node_tests.py checks this table against the installed onnx).
+/// schema registry (`onnx.defs.get_all_schemas_with_history()`, opsets 1-28).
 /// Versions from opset 19 on that only widen type constraints (float8,
 /// int4, ...) keep the operator's meaning; the importer maps the versions
 /// that changed a signature (NodeNormalization.cpp, normalizeToCanonical).
@@ -85,9 +84,18 @@ static const OperatorHistory kHistories[] = {
     {"Where", {9, 16}},
 };
 
-std::optional<int64_t> getModelledOperatorVersion(llvm::StringRef opType,
-                                                  int64_t opset) {
-  for (const OperatorHistory &history : kHistories) {
+/// The since-versions of every default-domain operator that changed its
+/// signature (a version that only widened type constraints is left out).
+static const OperatorHistory kSignatureHistories[] = {
+#include "SignatureVersions.inc"
+};
+
+/// The version of `opType` at `opset` in `histories` (0 before the first),
+/// nullopt when the operator is not there.
+static std::optional<int64_t>
+findVersion(llvm::ArrayRef<OperatorHistory> histories, llvm::StringRef opType,
+            int64_t opset) {
+  for (const OperatorHistory &history : histories) {
     if (history.name != opType)
       continue;
     int64_t version = 0;
@@ -97,6 +105,25 @@ std::optional<int64_t> getModelledOperatorVersion(llvm::StringRef opType,
     return version;
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> getModelledOperatorVersion(llvm::StringRef opType,
+                                                  int64_t opset) {
+  return findVersion(kHistories, opType, opset);
+}
+
+std::optional<int64_t> getSignatureEquivalentOpset(llvm::StringRef opType,
+                                                   int64_t opset,
+                                                   int64_t libonnxOpset) {
+  if (opset <= libonnxOpset)
+    return opset;
+  std::optional<int64_t> atOpset =
+      findVersion(kSignatureHistories, opType, opset);
+  std::optional<int64_t> atLibonnx =
+      findVersion(kSignatureHistories, opType, libonnxOpset);
+  if (!atOpset || *atOpset == 0 || atOpset != atLibonnx)
+    return std::nullopt;
+  return libonnxOpset;
 }
 
 } // namespace vram

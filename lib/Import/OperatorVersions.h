@@ -29,6 +29,15 @@ constexpr int64_t kNewestKnownOpset = 28;
 std::optional<int64_t> getModelledOperatorVersion(llvm::StringRef opType,
                                                   int64_t opset);
 
+/// The opset at which libonnx 1.12 (opsets <= `libonnxOpset`) can infer a
+/// node of default-domain operator `opType` in a model of `opset`: `opset`
+/// itself up to `libonnxOpset`; above it `libonnxOpset`, when the operator's
+/// signature has not changed since then (later versions only widened its
+/// types); nullopt otherwise.
+std::optional<int64_t> getSignatureEquivalentOpset(llvm::StringRef opType,
+                                                   int64_t opset,
+                                                   int64_t libonnxOpset);
+
 } // namespace vram
 
 #endif // VRAM_LIB_IMPORT_OPERATORVERSIONS_H
