@@ -734,18 +734,19 @@ OwningOpRef<ModuleOp> importONNX(llvm::StringRef bytes, bool isText,
             .import(model);
     if (failed(verify(*importedModule)))
       return nullptr;
-    if (options.fuseDecomposedOps) {
-      RewritePatternSet patterns(context);
+    RewritePatternSet patterns(context);
+    populateGenericNodeExpansionPatterns(patterns);
+    if (options.fuseDecomposedOps)
       populateDecomposedOpFusionPatterns(patterns);
-      // Only the fusions: the IR keeps one op per remaining node, in order.
-      GreedyRewriteConfig config;
-      config.enableFolding(false)
-          .enableConstantCSE(false)
-          .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-      if (failed(applyPatternsGreedily(*importedModule, std::move(patterns),
-                                       config)))
-        return nullptr;
-    }
+    // Only the expansions and fusions: the IR keeps one op per remaining
+    // node, in order.
+    GreedyRewriteConfig config;
+    config.enableFolding(false)
+        .enableConstantCSE(false)
+        .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(*importedModule, std::move(patterns),
+                                     config)))
+      return nullptr;
     return importedModule;
   } catch (const ReportedError &) {
     // The op's shape inference has emitted the error.

@@ -18,6 +18,14 @@ namespace vram {
 /// the weight) than its newer export or its framework.
 void populateDecomposedOpFusionPatterns(mlir::RewritePatternSet &patterns);
 
+/// Patterns that spell operators the dialect has no op for (onnx.Node) in
+/// ops it models, exactly: InstanceNormalization (torch.onnx's GroupNorm)
+/// as LayerNormalization over the spatial axes and a per-channel affine map,
+/// Min and Max as chains of Where.
+/// The importer applies them to every model: the expansion is what training
+/// differentiates and lowering runs.
+void populateGenericNodeExpansionPatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace vram
 
 #endif // VRAM_DIALECT_ONNX_PATTERNS_H
