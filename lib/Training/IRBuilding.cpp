@@ -51,6 +51,21 @@ Value IRBuilding::int64s(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
       {builder.getNamedAttr("value", DenseElementsAttr::get(type, values))});
 }
 
+Value IRBuilding::floats(RankedTensorType type, ArrayRef<double> values) {
+  auto floatType = llvm::cast<FloatType>(type.getElementType());
+  SmallVector<APFloat> elements;
+  for (double value : values) {
+    APFloat element(value);
+    bool losesInfo;
+    element.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+    elements.push_back(element);
+  }
+  return create<ONNXConstantOp>(
+      type, {},
+      {builder.getNamedAttr("value", DenseElementsAttr::get(type, elements))});
+}
+
 Value IRBuilding::zeros(RankedTensorType type) {
   return create<ONNXExpandOp>(
       type, {scalar(type.getElementType(), 0.0), int64s(type.getShape())});

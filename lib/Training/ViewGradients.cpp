@@ -1,7 +1,7 @@
 //===- ViewGradients.cpp - gradients of views and data movement ----------===//
 //
-// Reshapes, transposes, concatenation, slicing, padding, gathers: the
-// gradient moves dY back to where the operand's elements were.
+// Reshapes, transposes, concatenation, slicing, padding, gathers, resizes:
+// the gradient moves dY back to where the operand's elements were.
 //
 //===----------------------------------------------------------------------===//
 #include "GradientRules.h"
@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "vram/Dialect/ONNX/ONNXOps.h"
+#include "vram/Dialect/ONNX/ResizeSampling.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -244,11 +245,87 @@ static Gradients gradientOf(ONNXScatterNDOp op, IRBuilding &ir,
   return grads;
 }
 
+/// The elements of a constant float operand; empty for none.
+static std::optional<SmallVector<double>> getConstantFloats(Value value) {
+  if (isa<NoneType>(value.getType()))
+    return SmallVector<double>{};
+  DenseFPElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return std::nullopt;
+  return llvm::to_vector(
+      llvm::map_range(attr.getValues<APFloat>(), [](const APFloat &element) {
+        APFloat wide = element;
+        bool losesInfo;
+        wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                     &losesInfo);
+        return wide.convertToDouble();
+      }));
+}
+
+static Gradients gradientOf(ONNXResizeOp op, IRBuilding &ir, ValueRange,
+                            ValueRange dY, ArrayRef<bool>) {
+  // Resize is separable and linear in X: along each resized dimension,
+  // Y = R X with R [out, in] holding the taps' weights (nearest: a single 1
+  // per row). So dX = R^T dY along each dimension in turn: a MatMul with a
+  // small constant, last dimension first (dY R), the others as
+  // R^T [in, out] times dY viewed as [..., out, rest].
+  auto xType = cast<RankedTensorType>(op.getX().getType());
+  auto yType = cast<RankedTensorType>(op.getY().getType());
+  std::optional<SmallVector<double>> scales = getConstantFloats(op.getScales());
+  std::optional<SmallVector<double>> roi = getConstantFloats(op.getRoi());
+  if (!scales || !roi)
+    return op.emitOpError("gradient needs constant scales and roi");
+  FailureOr<ResizeSampling> sampling =
+      getResizeSampling(op, xType, yType, *scales, *roi,
+                        [&] { return op.emitOpError("gradient: "); });
+  if (failed(sampling))
+    return failure();
+  if (sampling->extrapolates)
+    return op.emitOpError("gradient of tf_crop_and_resize with "
+                          "extrapolation is not supported");
+  Type elementType = elementTypeOf(dY[0]);
+  SmallVector<int64_t> shape(yType.getShape());
+  int64_t rank = shape.size();
+  Value grad = dY[0];
+  for (int64_t dim = rank - 1; dim >= 0; --dim) {
+    if (sampling->identity[dim])
+      continue;
+    int64_t in = xType.getDimSize(dim), out = shape[dim];
+    ResizeTaps taps = getResizeTaps(op, *sampling, dim, in);
+    bool last = dim == rank - 1;
+    // R [out, in] for the last dimension, R^T [in, out] for the others.
+    SmallVector<double> matrix(in * out, 0.0);
+    for (auto [indices, weights] : llvm::zip(taps.indices, taps.weights))
+      for (int64_t o = 0; o < out; ++o)
+        matrix[last ? o * in + indices[o] : indices[o] * out + o] += weights[o];
+    if (last) {
+      grad = ir.matmul(
+          grad,
+          ir.floats(RankedTensorType::get({out, in}, elementType), matrix));
+    } else {
+      SmallVector<int64_t> view(shape.begin(), shape.begin() + dim);
+      int64_t rest = 1;
+      for (int64_t size : ArrayRef(shape).drop_front(dim + 1))
+        rest *= size;
+      view.append({out, rest});
+      grad = ir.matmul(
+          ir.floats(RankedTensorType::get({in, out}, elementType), matrix),
+          ir.reshape(grad, view));
+    }
+    shape[dim] = in;
+    grad = ir.reshape(grad, shape);
+  }
+  SmallVector<Value> grads(op->getNumOperands());
+  grads[0] = grad;
+  return grads;
+}
+
 void gradient_rules::attachViewGradients(MLIRContext *context) {
   attachGradientModels<ONNXIdentityOp, ONNXFlattenOp, ONNXReshapeOp,
                        ONNXSqueezeOp, ONNXUnsqueezeOp, ONNXTransposeOp,
                        ONNXExpandOp, ONNXConcatOp, ONNXSplitOp, ONNXSliceOp,
-                       ONNXPadOp, ONNXGatherOp, ONNXScatterNDOp>(context);
+                       ONNXPadOp, ONNXGatherOp, ONNXScatterNDOp, ONNXResizeOp>(
+      context);
 }
 
 } // namespace vram

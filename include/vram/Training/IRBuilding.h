@@ -35,6 +35,10 @@ public:
   /// An int64 constant of `shape` holding `values` (row-major).
   mlir::Value int64s(llvm::ArrayRef<int64_t> shape,
                      llvm::ArrayRef<int64_t> values);
+  /// A float constant of `type` holding `values` (row-major), rounded to
+  /// its element type.
+  mlir::Value floats(mlir::RankedTensorType type,
+                     llvm::ArrayRef<double> values);
   /// Zeros of `type`, materialised by Expand so that they are a buffer of
   /// the step (allocated where used) and not a constant of the program.
   mlir::Value zeros(mlir::RankedTensorType type);
