@@ -139,22 +139,33 @@ static Gradients gradientOf(ONNXDivOp op, IRBuilding &ir, ValueRange,
 }
 
 static FailureOr<SmallVector<Value>> saveFor(ONNXPowOp op, OpBuilder &,
-                                             ArrayRef<bool>) {
-  return SmallVector<Value>{op.getX()};
+                                             ArrayRef<bool> wanted) {
+  SmallVector<Value> saved{op.getX()};
+  if (wanted[1])
+    saved.push_back(op.getZ());
+  return saved;
 }
 
 static Gradients gradientOf(ONNXPowOp op, IRBuilding &ir, ValueRange,
                             ValueRange dY, ArrayRef<bool> wanted) {
-  if (wanted[1] || !matchPattern(op.getY(), m_Constant()))
-    return op.emitOpError("gradient is supported for a constant exponent "
-                          "only");
-  Type elementType = getElementTypeOrSelf(op.getX().getType());
-  Value exponent = ir.cast(op.getY(), elementType);
-  Value lowered =
-      ir.pow(op.getX(), ir.sub(exponent, ir.scalar(elementType, 1.0)));
-  return SmallVector<Value>{
-      ir.sumTo(ir.mul(dY[0], ir.mul(exponent, lowered)), op.getX().getType()),
-      Value()};
+  Value x = op.getX(), exponent = op.getY();
+  Type elementType = getElementTypeOrSelf(x.getType());
+  SmallVector<Value> grads(2);
+  if (wanted[0]) {
+    // dX = dY E X^(E - 1)
+    Value e = ir.cast(exponent, elementType);
+    Value lowered = ir.pow(x, ir.sub(e, ir.scalar(elementType, 1.0)));
+    grads[0] = ir.sumTo(ir.mul(dY[0], ir.mul(e, lowered)), x.getType());
+  }
+  if (wanted[1]) {
+    // dE = dY X^E ln X, and 0 where X = 0 (PyTorch's convention: the limit
+    // for E > 0, where ln X alone is -inf).
+    Value zero = ir.scalar(elementType, 0.0);
+    Value term =
+        ir.where(ir.equal(x, zero), zero, ir.mul(op.getZ(), ir.log(x)));
+    grads[1] = ir.sumTo(ir.mul(dY[0], term), exponent.getType());
+  }
+  return grads;
 }
 
 static Gradients gradientOf(ONNXNegOp op, IRBuilding &ir, ValueRange,

@@ -82,6 +82,12 @@ Value IRBuilding::mul(Value a, Value b) { return broadcast<ONNXMulOp>(a, b); }
 Value IRBuilding::div(Value a, Value b) { return broadcast<ONNXDivOp>(a, b); }
 Value IRBuilding::pow(Value a, Value b) { return broadcast<ONNXPowOp>(a, b); }
 
+Value IRBuilding::equal(Value a, Value b) {
+  Type type = OpTrait::util::getBroadcastedType(a.getType(), b.getType(),
+                                                builder.getI1Type());
+  return create<ONNXEqualOp>(type, {a, b});
+}
+
 Value IRBuilding::greater(Value a, Value b) {
   Type type = OpTrait::util::getBroadcastedType(a.getType(), b.getType(),
                                                 builder.getI1Type());

@@ -129,7 +129,11 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
     parsed.beta1 = beta1;
     parsed.beta2 = beta2;
     parsed.epsilon = epsilon;
-    parsed.weightDecay = weightDecay;
+    // torch.optim.AdamW's default decay when none is given.
+    parsed.weightDecay =
+        !weightDecay.hasValue() && parsed.optimizer == OptimizerKind::AdamW
+            ? 0.01
+            : double(weightDecay);
     parsed.lossScale = lossScale;
     parsed.frozen.assign(frozen.begin(), frozen.end());
     return parsed;

@@ -48,6 +48,7 @@ public:
   mlir::Value mul(mlir::Value a, mlir::Value b);
   mlir::Value div(mlir::Value a, mlir::Value b);
   mlir::Value pow(mlir::Value a, mlir::Value b);
+  mlir::Value equal(mlir::Value a, mlir::Value b);
   mlir::Value greater(mlir::Value a, mlir::Value b);
   mlir::Value where(mlir::Value condition, mlir::Value a, mlir::Value b);
   mlir::Value neg(mlir::Value x);

@@ -37,7 +37,7 @@ struct TrainingOptions {
   int64_t ignoreIndex = -100;
   OptimizerKind optimizer = OptimizerKind::SGD;
   PrecisionKind precision = PrecisionKind::FP32;
-  double learningRate = 0.01;
+  double learningRate = 1e-3;
   double momentum = 0.9;
   double beta1 = 0.9, beta2 = 0.999;
   double epsilon = 1e-8;

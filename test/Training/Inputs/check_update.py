@@ -45,7 +45,7 @@ def main():
     parser.add_argument("params")
     parser.add_argument("step")
     parser.add_argument("--rule", required=True)
-    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--lr", type=float, default=1e-3)  # vram-train's
     parser.add_argument("--momentum", type=float, default=0.9)
     parser.add_argument("--beta1", type=float, default=0.9)
     parser.add_argument("--beta2", type=float, default=0.999)
