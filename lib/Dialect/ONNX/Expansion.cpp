@@ -130,10 +130,272 @@ struct ExpandMinMax : OpRewritePattern<ONNXNodeOp> {
   }
 };
 
+/// Builds the ops of an unrolled recurrence with their result types: every
+/// value in it is a static-shaped tensor of one float element type.
+class RecurrenceBuilder {
+public:
+  RecurrenceBuilder(PatternRewriter &rewriter, Location loc, Type elementType)
+      : rewriter(rewriter), loc(loc), elementType(elementType) {}
+
+  RankedTensorType type(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elementType);
+  }
+  static SmallVector<int64_t> shapeOf(Value value) {
+    return llvm::to_vector(cast<RankedTensorType>(value.getType()).getShape());
+  }
+  Value none() { return ONNXNoValueOp::create(rewriter, loc); }
+  Value zeros(ArrayRef<int64_t> shape) {
+    return ONNXConstantOp::create(
+        rewriter, loc, type(shape),
+        DenseElementsAttr::get(type(shape),
+                               rewriter.getFloatAttr(elementType, 0.0)));
+  }
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    return ONNXReshapeOp::create(rewriter, loc, type(shape), x,
+                                 ONNXConstantOp::create(rewriter, loc, shape),
+                                 rewriter.getI64IntegerAttr(0));
+  }
+  Value transpose(Value x, ArrayRef<int64_t> perm) {
+    SmallVector<int64_t> from = shapeOf(x), shape;
+    for (int64_t axis : perm)
+      shape.push_back(from[axis]);
+    return ONNXTransposeOp::create(rewriter, loc, type(shape), x,
+                                   rewriter.getI64ArrayAttr(perm));
+  }
+  /// Rows [begin, end) of `x` along `axis`.
+  Value slice(Value x, int64_t axis, int64_t begin, int64_t end) {
+    SmallVector<int64_t> shape = shapeOf(x);
+    shape[axis] = end - begin;
+    return ONNXSliceOp::create(
+        rewriter, loc, type(shape), x,
+        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{begin}),
+        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{end}),
+        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{axis}), none());
+  }
+  /// `x` cut into `count` equal parts along `axis`.
+  SmallVector<Value> split(Value x, int64_t axis, int64_t count) {
+    SmallVector<int64_t> shape = shapeOf(x);
+    shape[axis] /= count;
+    SmallVector<Type> types(count, type(shape));
+    auto op = ONNXSplitOp::create(rewriter, loc, types, x, none(),
+                                  rewriter.getI64IntegerAttr(axis));
+    return SmallVector<Value>(op.getOutputs());
+  }
+  Value concat(ValueRange parts, int64_t axis) {
+    SmallVector<int64_t> shape = shapeOf(parts.front());
+    shape[axis] = 0;
+    for (Value part : parts)
+      shape[axis] += shapeOf(part)[axis];
+    return ONNXConcatOp::create(rewriter, loc, type(shape), parts,
+                                rewriter.getI64IntegerAttr(axis));
+  }
+  /// a b^T + c (c broadcast over the rows, or none).
+  Value linear(Value a, Value b, Value c) {
+    return ONNXGemmOp::create(
+        rewriter, loc, type({shapeOf(a)[0], shapeOf(b)[0]}), a, b, c,
+        rewriter.getF32FloatAttr(1.0f), rewriter.getF32FloatAttr(1.0f),
+        rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(1));
+  }
+  template <typename OpT> Value binary(Value a, Value b) {
+    return OpT::create(rewriter, loc, a.getType(), a, b);
+  }
+  template <typename OpT> Value unary(Value x) {
+    return OpT::create(rewriter, loc, x.getType(), x);
+  }
+
+private:
+  PatternRewriter &rewriter;
+  Location loc;
+  Type elementType;
+};
+
+/// Whether a recurrence's `activations` are absent or ONNX's defaults
+/// (Sigmoid for the gates, Tanh for the candidate and the output), per
+/// direction.
+bool hasDefaultActivations(ONNXNodeOp node, bool isLSTM) {
+  auto activations = node->getAttrOfType<ArrayAttr>("activations");
+  if (!activations)
+    return true;
+  SmallVector<StringRef> defaults{"Sigmoid", "Tanh"};
+  if (isLSTM)
+    defaults.push_back("Tanh");
+  for (auto [i, activation] : llvm::enumerate(activations)) {
+    auto name = dyn_cast<StringAttr>(activation);
+    if (!name || name.getValue() != defaults[i % defaults.size()])
+      return false;
+  }
+  return activations.size() % defaults.size() == 0;
+}
+
+/// LSTM and GRU unrolled over their (static) sequence into Gemm, Split,
+/// Sigmoid, Tanh, Mul and Add per step, so training differentiates them
+/// and lowering runs them; what backward keeps is then what cuDNN's reserve
+/// space holds, each step's gates. The input projection of every step is
+/// one Gemm over [seq x batch, input] (as cuDNN does it), cut per step by one
+/// Split. Covered: the default activations, no clip or peepholes, no
+/// sequence_lens (every sequence full length), forward, reverse and
+/// bidirectional, layout 0 and 1, GRU's linear_before_reset either way; any
+/// other form stays an onnx.Node.
+struct ExpandRecurrence : OpRewritePattern<ONNXNodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ONNXNodeOp node,
+                                PatternRewriter &rewriter) const override {
+    StringRef opType = node.getOpType();
+    bool isLSTM = opType == "LSTM";
+    if ((!isLSTM && opType != "GRU") || !node.getDomain().empty())
+      return failure();
+    // Inputs: X, W, R, B, sequence_lens, initial_h (, initial_c, P).
+    SmallVector<Value, 8> inputs(node.getInputs());
+    inputs.resize(8, Value());
+    auto present = [&](unsigned i) {
+      return inputs[i] && !isa<NoneType>(inputs[i].getType());
+    };
+    auto inputForget = node->getAttrOfType<IntegerAttr>("input_forget");
+    if (present(4) || (isLSTM && present(7)) || node->getAttr("clip") ||
+        (inputForget && inputForget.getInt() != 0) ||
+        !hasDefaultActivations(node, isLSTM))
+      return failure();
+    auto hiddenAttr = node->getAttrOfType<IntegerAttr>("hidden_size");
+    auto xType = dyn_cast<RankedTensorType>(inputs[0].getType());
+    if (!hiddenAttr || !xType || !xType.hasStaticShape() ||
+        xType.getRank() != 3 || !isa<FloatType>(xType.getElementType()))
+      return failure();
+    for (unsigned i = 1; i < 8; ++i)
+      if (present(i) &&
+          !cast<RankedTensorType>(inputs[i].getType()).hasStaticShape())
+        return failure();
+    int64_t hidden = hiddenAttr.getInt();
+    StringRef direction = "forward";
+    if (auto attr = node->getAttrOfType<StringAttr>("direction"))
+      direction = attr.getValue();
+    bool batchFirst = false;
+    if (auto attr = node->getAttrOfType<IntegerAttr>("layout"))
+      batchFirst = attr.getInt() == 1;
+    bool linearBeforeReset = false;
+    if (auto attr = node->getAttrOfType<IntegerAttr>("linear_before_reset"))
+      linearBeforeReset = attr.getInt() != 0;
+    int64_t directions = direction == "bidirectional" ? 2 : 1;
+    if (direction != "forward" && direction != "reverse" && directions != 2)
+      return failure();
+    int64_t gates = isLSTM ? 4 : 3;
+
+    RecurrenceBuilder b(rewriter, node.getLoc(), xType.getElementType());
+    Value x = batchFirst ? b.transpose(inputs[0], {1, 0, 2}) : inputs[0];
+    SmallVector<int64_t> xShape = RecurrenceBuilder::shapeOf(x);
+    int64_t seq = xShape[0], batch = xShape[1], inputSize = xShape[2];
+    auto initial = [&](unsigned i, int64_t d) -> Value {
+      if (!present(i))
+        return b.zeros({batch, hidden});
+      Value state = batchFirst ? b.transpose(inputs[i], {1, 0, 2}) : inputs[i];
+      return b.reshape(b.slice(state, 0, d, d + 1), {batch, hidden});
+    };
+    Value rows = b.reshape(x, {seq * batch, inputSize});
+    SmallVector<Value> outputs, lastH, lastC;
+    for (int64_t d = 0; d < directions; ++d) {
+      auto weight = [&](unsigned i, int64_t columns) {
+        return b.reshape(b.slice(inputs[i], 0, d, d + 1),
+                         {gates * hidden, columns});
+      };
+      Value w = weight(1, inputSize), r = weight(2, hidden);
+      Value wb = b.none(), rb = b.none();
+      if (present(3)) {
+        Value bias =
+            b.reshape(b.slice(inputs[3], 0, d, d + 1), {2 * gates * hidden});
+        wb = b.slice(bias, 0, 0, gates * hidden);
+        rb = b.slice(bias, 0, gates * hidden, 2 * gates * hidden);
+      }
+      // Every step's input projection at once, then one piece per step.
+      SmallVector<Value> projected = b.split(
+          b.reshape(b.linear(rows, w, wb), {seq, batch, gates * hidden}), 0,
+          seq);
+      Value h = initial(5, d), c = isLSTM ? initial(6, d) : Value();
+      // GRU's candidate reads R's last third separately when the reset
+      // gate applies before the product.
+      Value rzr, rh, rbzr, rbh;
+      if (!isLSTM && !linearBeforeReset) {
+        rzr = b.slice(r, 0, 0, 2 * hidden);
+        rh = b.slice(r, 0, 2 * hidden, 3 * hidden);
+        if (present(3)) {
+          rbzr = b.slice(rb, 0, 0, 2 * hidden);
+          rbh = b.slice(rb, 0, 2 * hidden, 3 * hidden);
+        } else {
+          rbzr = rbh = b.none();
+        }
+      }
+      SmallVector<Value> steps(seq);
+      bool reverse = direction == "reverse" || d == 1;
+      for (int64_t i = 0; i < seq; ++i) {
+        int64_t t = reverse ? seq - 1 - i : i;
+        Value xt = b.reshape(projected[t], {batch, gates * hidden});
+        if (isLSTM) {
+          // Gates in ONNX's order i, o, f, c.
+          SmallVector<Value> g =
+              b.split(b.binary<ONNXAddOp>(xt, b.linear(h, r, rb)), 1, gates);
+          Value in = b.unary<ONNXSigmoidOp>(g[0]);
+          Value out = b.unary<ONNXSigmoidOp>(g[1]);
+          Value forget = b.unary<ONNXSigmoidOp>(g[2]);
+          Value cell = b.unary<ONNXTanhOp>(g[3]);
+          c = b.binary<ONNXAddOp>(b.binary<ONNXMulOp>(forget, c),
+                                  b.binary<ONNXMulOp>(in, cell));
+          h = b.binary<ONNXMulOp>(out, b.unary<ONNXTanhOp>(c));
+        } else {
+          // Gates in ONNX's order z, r, h; H = h + z (H_prev - h).
+          SmallVector<Value> xg = b.split(xt, 1, 3);
+          Value z, reset, candidate;
+          if (linearBeforeReset) {
+            SmallVector<Value> hg = b.split(b.linear(h, r, rb), 1, 3);
+            z = b.unary<ONNXSigmoidOp>(b.binary<ONNXAddOp>(xg[0], hg[0]));
+            reset = b.unary<ONNXSigmoidOp>(b.binary<ONNXAddOp>(xg[1], hg[1]));
+            candidate = b.binary<ONNXMulOp>(reset, hg[2]);
+          } else {
+            SmallVector<Value> hg = b.split(b.linear(h, rzr, rbzr), 1, 2);
+            z = b.unary<ONNXSigmoidOp>(b.binary<ONNXAddOp>(xg[0], hg[0]));
+            reset = b.unary<ONNXSigmoidOp>(b.binary<ONNXAddOp>(xg[1], hg[1]));
+            candidate = b.linear(b.binary<ONNXMulOp>(reset, h), rh, rbh);
+          }
+          Value hNew =
+              b.unary<ONNXTanhOp>(b.binary<ONNXAddOp>(xg[2], candidate));
+          h = b.binary<ONNXAddOp>(
+              hNew, b.binary<ONNXMulOp>(z, b.binary<ONNXSubOp>(h, hNew)));
+        }
+        steps[t] = b.reshape(h, {1, 1, batch, hidden});
+      }
+      outputs.push_back(b.concat(steps, 0));
+      lastH.push_back(b.reshape(h, {1, batch, hidden}));
+      if (isLSTM)
+        lastC.push_back(b.reshape(c, {1, batch, hidden}));
+    }
+    // Y [seq, directions, batch, hidden]; Y_h, Y_c [directions, batch,
+    // hidden]; batch first with layout 1.
+    auto join = [&](ArrayRef<Value> parts, int64_t axis) {
+      return parts.size() == 1 ? parts.front() : b.concat(parts, axis);
+    };
+    SmallVector<Value> results{join(outputs, 1), join(lastH, 0)};
+    if (isLSTM)
+      results.push_back(join(lastC, 0));
+    if (batchFirst) {
+      results[0] = b.transpose(results[0], {2, 0, 1, 3});
+      for (Value &state : llvm::drop_begin(results))
+        state = b.transpose(state, {1, 0, 2});
+    }
+    SmallVector<Value> replacements;
+    for (auto [result, value] : llvm::zip(node.getOutputs(), results)) {
+      if (isa<NoneType>(result.getType()))
+        replacements.push_back(nullptr);
+      else
+        replacements.push_back(value);
+    }
+    replacements.resize(node.getOutputs().size(), nullptr);
+    rewriter.replaceOp(node, replacements);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateGenericNodeExpansionPatterns(RewritePatternSet &patterns) {
-  patterns.add<ExpandInstanceNormalization, ExpandMinMax>(
+  patterns.add<ExpandInstanceNormalization, ExpandMinMax, ExpandRecurrence>(
       patterns.getContext());
 }
 
