@@ -45,6 +45,7 @@ struct ExpandInstanceNormalization : OpRewritePattern<ONNXNodeOp> {
     if (!xType || xType.getRank() < 3 ||
         !isa<FloatType>(xType.getElementType()) || !scaleType ||
         !scaleType.hasStaticShape() || scaleType.getRank() != 1 ||
+        scaleType.getDimSize(0) != xType.getDimSize(1) ||
         biasType != scaleType || node.getOutputs()[0].getType() != xType)
       return failure();
     double epsilon = 1e-5;
@@ -102,15 +103,18 @@ struct ExpandMinMax : OpRewritePattern<ONNXNodeOp> {
         node.getInputs().empty() || node.getOutputs().size() != 1)
       return failure();
     // The type after each operand; the last must be the node's.
-    SmallVector<Type> types{node.getInputs()[0].getType()};
-    for (Value next : node.getInputs().drop_front())
-      types.push_back(
-          OpTrait::util::getBroadcastedType(types.back(), next.getType()));
-    Type elementType = getElementTypeOrSelf(types.front());
-    for (auto [input, type] : llvm::zip(node.getInputs(), types))
-      if (!type || !isa<RankedTensorType>(type) ||
+    Type elementType = getElementTypeOrSelf(node.getInputs()[0].getType());
+    SmallVector<Type> types;
+    for (Value input : node.getInputs()) {
+      if (!isa<RankedTensorType>(input.getType()) ||
           getElementTypeOrSelf(input.getType()) != elementType)
         return failure();
+      types.push_back(types.empty() ? input.getType()
+                                    : OpTrait::util::getBroadcastedType(
+                                          types.back(), input.getType()));
+      if (!types.back())
+        return failure();
+    }
     if (types.back() != node.getOutputs()[0].getType())
       return failure();
     Location loc = node.getLoc();
@@ -209,6 +213,10 @@ private:
   Type elementType;
 };
 
+/// The most steps (sequence x directions) a recurrence is unrolled into:
+/// each is about 15 ops.
+constexpr int64_t kMaxUnrolledSteps = 4096;
+
 /// Whether a recurrence's `activations` are absent or ONNX's defaults
 /// (Sigmoid for the gates, Tanh for the candidate and the output), per
 /// direction.
@@ -258,13 +266,11 @@ struct ExpandRecurrence : OpRewritePattern<ONNXNodeOp> {
       return failure();
     auto hiddenAttr = node->getAttrOfType<IntegerAttr>("hidden_size");
     auto xType = dyn_cast<RankedTensorType>(inputs[0].getType());
-    if (!hiddenAttr || !xType || !xType.hasStaticShape() ||
-        xType.getRank() != 3 || !isa<FloatType>(xType.getElementType()))
+    if (!hiddenAttr || hiddenAttr.getInt() <= 0 ||
+        hiddenAttr.getInt() > (int64_t(1) << 40) || !xType ||
+        !xType.hasStaticShape() || xType.getRank() != 3 ||
+        !isa<FloatType>(xType.getElementType()) || !present(1) || !present(2))
       return failure();
-    for (unsigned i = 1; i < 8; ++i)
-      if (present(i) &&
-          !cast<RankedTensorType>(inputs[i].getType()).hasStaticShape())
-        return failure();
     int64_t hidden = hiddenAttr.getInt();
     StringRef direction = "forward";
     if (auto attr = node->getAttrOfType<StringAttr>("direction"))
@@ -279,11 +285,44 @@ struct ExpandRecurrence : OpRewritePattern<ONNXNodeOp> {
     if (direction != "forward" && direction != "reverse" && directions != 2)
       return failure();
     int64_t gates = isLSTM ? 4 : 3;
+    ArrayRef<int64_t> xShape = xType.getShape();
+    int64_t seq = xShape[batchFirst ? 1 : 0],
+            batch = xShape[batchFirst ? 0 : 1], inputSize = xShape[2];
+    // Every operand and result has the shape ONNX requires, so the ops
+    // built below type-check; a sequence too long to unroll stays a node.
+    SmallVector<int64_t> stateShape =
+        batchFirst ? SmallVector<int64_t>{batch, directions, hidden}
+                   : SmallVector<int64_t>{directions, batch, hidden};
+    SmallVector<SmallVector<int64_t>> operandShapes{
+        {},
+        {directions, gates * hidden, inputSize},
+        {directions, gates * hidden, hidden},
+        {directions, 2 * gates * hidden},
+        {},
+        stateShape,
+        stateShape};
+    auto typeIs = [&](Type type, ArrayRef<int64_t> shape) {
+      auto ranked = dyn_cast<RankedTensorType>(type);
+      return ranked && ranked.getShape() == shape &&
+             ranked.getElementType() == xType.getElementType();
+    };
+    for (unsigned i = 1; i < operandShapes.size(); ++i)
+      if (present(i) && !typeIs(inputs[i].getType(), operandShapes[i]))
+        return failure();
+    SmallVector<SmallVector<int64_t>> resultShapes{
+        batchFirst ? SmallVector<int64_t>{batch, seq, directions, hidden}
+                   : SmallVector<int64_t>{seq, directions, batch, hidden},
+        stateShape, stateShape};
+    if (node.getOutputs().size() > (isLSTM ? 3u : 2u))
+      return failure();
+    for (auto [result, shape] : llvm::zip(node.getOutputs(), resultShapes))
+      if (!isa<NoneType>(result.getType()) && !typeIs(result.getType(), shape))
+        return failure();
+    if (seq < 1 || batch < 1 || seq * directions > kMaxUnrolledSteps)
+      return failure();
 
     RecurrenceBuilder b(rewriter, node.getLoc(), xType.getElementType());
     Value x = batchFirst ? b.transpose(inputs[0], {1, 0, 2}) : inputs[0];
-    SmallVector<int64_t> xShape = RecurrenceBuilder::shapeOf(x);
-    int64_t seq = xShape[0], batch = xShape[1], inputSize = xShape[2];
     auto initial = [&](unsigned i, int64_t d) -> Value {
       if (!present(i))
         return b.zeros({batch, hidden});
