@@ -100,10 +100,38 @@ template <typename T> static std::optional<T> constantScalar(Value value) {
   return std::nullopt;
 }
 
+/// Attention (opset 23) on 4-d Q [B, Hq, Sq, D], K [B, Hkv, Skv, D] and
+/// V [B, Hkv, Skv, Dv] without past keys: Y [B, Hq, Sq, Dv], then the
+/// present key and value (K and V) and the scores [B, Hq, Sq, Skv].
+static std::optional<SmallVector<Type>> inferAttentionTypes(ValueRange operands,
+                                                            size_t numOutputs) {
+  if (operands.size() < 3 || operands.size() > 4 || numOutputs > 4)
+    return std::nullopt;
+  SmallVector<RankedTensorType> types;
+  for (Value operand : operands.take_front(3)) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || type.getRank() != 4)
+      return std::nullopt;
+    types.push_back(type);
+  }
+  ArrayRef<int64_t> q = types[0].getShape(), k = types[1].getShape(),
+                    v = types[2].getShape();
+  Type elementType = types[0].getElementType();
+  SmallVector<Type> results{
+      RankedTensorType::get({q[0], q[1], q[2], v[3]}, elementType), types[1],
+      types[2], RankedTensorType::get({q[0], q[1], q[2], k[2]}, elementType)};
+  results.resize(numOutputs);
+  return results;
+}
+
 std::optional<SmallVector<Type>>
 inferGenericNodeTypes(StringRef op, bool isDefaultDomain, ValueRange operands,
                       ArrayRef<NamedAttribute> attributes, size_t numOutputs) {
-  if (!isDefaultDomain || operands.empty() || numOutputs != 1)
+  if (!isDefaultDomain || operands.empty())
+    return std::nullopt;
+  if (op == "Attention")
+    return inferAttentionTypes(operands, numOutputs);
+  if (numOutputs != 1)
     return std::nullopt;
   MLIRContext *context = operands.front().getContext();
   Type first = operands.front().getType();

@@ -14,9 +14,9 @@ namespace vram {
 
 /// Result types of an ONNX operator the dialect has no op for (it imports
 /// as onnx.Node), for the common operators whose shape rule is simple:
-/// elementwise ones, comparisons, variadic broadcasts, ConstantOfShape and
-/// Range. nullopt when no rule applies (the importer then asks the file's
-/// declarations and libonnx).
+/// elementwise ones, comparisons, variadic broadcasts, ConstantOfShape,
+/// Range and 4-d Attention. nullopt when no rule applies (the importer then
+/// asks the file's declarations and libonnx).
 std::optional<llvm::SmallVector<mlir::Type>>
 inferGenericNodeTypes(llvm::StringRef opType, bool isDefaultDomain,
                       mlir::ValueRange operands,

@@ -8,6 +8,9 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 
 namespace vram {
@@ -22,18 +25,21 @@ bool isSplatOf(Value value, double expected) {
 
 /// InstanceNormalization(X [N, C, D...], scale [C], B [C]) is
 /// LayerNormalization over the spatial axes (axis 2, float statistics at
-/// least)
-/// followed by the per-channel affine map. torch.onnx writes nn.GroupNorm
-/// as one, on X viewed as [N, groups, rest] with unit scale and zero bias,
-/// which are then left out. The layer norm has a gradient, a lowering and
-/// the statistics PyTorch's group norm keeps for backward (mean and inverse
-/// deviation per row), so diffusion U-Nets train and run.
-struct ExpandInstanceNormalization : OpRewritePattern<ONNXNodeOp> {
+/// least) followed by the per-channel affine map; GroupNormalization with G
+/// groups is the same on X viewed as [N, G, C/G x D...], its affine map per
+/// channel (version 21) or per group (version 18, scale and bias [G]).
+/// torch.onnx writes nn.GroupNorm as a GroupNormalization from opset 21, as
+/// an InstanceNormalization on that view with unit scale and zero bias
+/// before, which are then left out. The layer norm has a gradient, a
+/// lowering and the statistics PyTorch's group norm keeps for backward
+/// (mean and inverse deviation per row), so diffusion U-Nets train and run.
+struct ExpandGroupNormalization : OpRewritePattern<ONNXNodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ONNXNodeOp node,
                                 PatternRewriter &rewriter) const override {
-    if (node.getOpType() != "InstanceNormalization" ||
+    bool isInstance = node.getOpType() == "InstanceNormalization";
+    if ((!isInstance && node.getOpType() != "GroupNormalization") ||
         !node.getDomain().empty() || node.getInputs().size() != 3 ||
         node.getOutputs().size() != 1)
       return failure();
@@ -43,10 +49,24 @@ struct ExpandInstanceNormalization : OpRewritePattern<ONNXNodeOp> {
     auto scaleType = dyn_cast<RankedTensorType>(scale.getType());
     auto biasType = dyn_cast<RankedTensorType>(bias.getType());
     if (!xType || xType.getRank() < 3 ||
+        ShapedType::isDynamic(xType.getDimSize(1)) ||
         !isa<FloatType>(xType.getElementType()) || !scaleType ||
         !scaleType.hasStaticShape() || scaleType.getRank() != 1 ||
-        scaleType.getDimSize(0) != xType.getDimSize(1) ||
         biasType != scaleType || node.getOutputs()[0].getType() != xType)
+      return failure();
+    int64_t channels = xType.getDimSize(1), groups = channels;
+    if (!isInstance) {
+      auto attr = node->getAttrOfType<IntegerAttr>("num_groups");
+      if (!attr || attr.getInt() < 1 || channels % attr.getInt() != 0)
+        return failure();
+      groups = attr.getInt();
+    }
+    int64_t affineSize = scaleType.getDimSize(0);
+    bool perGroup = affineSize != channels;
+    if (perGroup && affineSize != groups)
+      return failure();
+    // Grouping reshapes X: its shape must be known.
+    if (groups != channels && !xType.hasStaticShape())
       return failure();
     double epsilon = 1e-5;
     if (auto attr = node->getAttrOfType<FloatAttr>("epsilon"))
@@ -54,6 +74,29 @@ struct ExpandInstanceNormalization : OpRewritePattern<ONNXNodeOp> {
 
     Location loc = node.getLoc();
     Type elementType = xType.getElementType();
+    auto reshape = [&](Value value, ArrayRef<int64_t> shape) -> Value {
+      return ONNXReshapeOp::create(
+          rewriter, loc, RankedTensorType::get(shape, elementType), value,
+          ONNXConstantOp::create(rewriter, loc, shape),
+          rewriter.getI64IntegerAttr(0));
+    };
+    // The affine map along dim 1 of `y`: scale and bias as [size, 1, ...].
+    auto applyAffine = [&](Value y) {
+      auto type = cast<RankedTensorType>(y.getType());
+      SmallVector<int64_t> shape(type.getRank() - 1, 1);
+      shape[0] = affineSize;
+      if (!isSplatOf(scale, 1.0))
+        y = ONNXMulOp::create(rewriter, loc, type, y, reshape(scale, shape));
+      if (!isSplatOf(bias, 0.0))
+        y = ONNXAddOp::create(rewriter, loc, type, y, reshape(bias, shape));
+      return y;
+    };
+
+    Value grouped = x;
+    if (groups != channels)
+      grouped =
+          reshape(x, {xType.getDimSize(0), groups,
+                      xType.getNumElements() / xType.getDimSize(0) / groups});
     auto unitType = RankedTensorType::get({1}, elementType);
     Value ones = ONNXConstantOp::create(
         rewriter, loc, unitType,
@@ -65,25 +108,79 @@ struct ExpandInstanceNormalization : OpRewritePattern<ONNXNodeOp> {
     Type noneType = rewriter.getNoneType();
     Value y =
         ONNXLayerNormalizationOp::create(
-            rewriter, loc, TypeRange{xType, noneType, noneType}, x, ones, none,
-            rewriter.getI64IntegerAttr(2), rewriter.getF32FloatAttr(epsilon),
+            rewriter, loc, TypeRange{grouped.getType(), noneType, noneType},
+            grouped, ones, none, rewriter.getI64IntegerAttr(2),
+            rewriter.getF32FloatAttr(epsilon),
             rewriter.getI64IntegerAttr(statisticsType))
             .getY();
-    // Scale and bias as [C, 1, ...]: one value per channel, broadcast over
-    // the spatial dims.
-    SmallVector<int64_t> channelShape(xType.getRank() - 1, 1);
-    channelShape[0] = scaleType.getDimSize(0);
-    auto perChannel = [&](Value value) -> Value {
-      return ONNXReshapeOp::create(
-          rewriter, loc, RankedTensorType::get(channelShape, elementType),
-          value, ONNXConstantOp::create(rewriter, loc, channelShape),
-          rewriter.getI64IntegerAttr(0));
-    };
-    if (!isSplatOf(scale, 1.0))
-      y = ONNXMulOp::create(rewriter, loc, xType, y, perChannel(scale));
-    if (!isSplatOf(bias, 0.0))
-      y = ONNXAddOp::create(rewriter, loc, xType, y, perChannel(bias));
+    if (perGroup)
+      y = applyAffine(y);
+    if (groups != channels)
+      y = reshape(y, xType.getShape());
+    if (!perGroup)
+      y = applyAffine(y);
     rewriter.replaceOp(node, y);
+    return success();
+  }
+};
+
+/// RMSNormalization (opset 23; torch.onnx's nn.RMSNorm there):
+/// X / sqrt(mean(X^2 over the axes from `axis`) + epsilon) * scale, as the
+/// exporters spell it at older opsets (Mul, ReduceMean, Add, Sqrt, Div,
+/// Mul), in X's element type.
+struct ExpandRMSNormalization : OpRewritePattern<ONNXNodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ONNXNodeOp node,
+                                PatternRewriter &rewriter) const override {
+    if (node.getOpType() != "RMSNormalization" || !node.getDomain().empty() ||
+        node.getInputs().size() != 2 || node.getOutputs().size() != 1)
+      return failure();
+    Value x = node.getInputs()[0], scale = node.getInputs()[1];
+    auto xType = dyn_cast<RankedTensorType>(x.getType());
+    auto scaleType = dyn_cast<RankedTensorType>(scale.getType());
+    if (!xType || !isa<FloatType>(xType.getElementType()) || !scaleType ||
+        scaleType.getElementType() != xType.getElementType() ||
+        node.getOutputs()[0].getType() != xType)
+      return failure();
+    int64_t rank = xType.getRank(), axis = -1;
+    if (auto attr = node->getAttrOfType<IntegerAttr>("axis"))
+      axis = attr.getInt();
+    if (axis < -rank || axis >= rank)
+      return failure();
+    if (axis < 0)
+      axis += rank;
+    // Scale broadcasts within the normalized dims.
+    if (scaleType.getRank() > rank - axis ||
+        OpTrait::util::getBroadcastedType(xType, scaleType) != xType)
+      return failure();
+    double epsilon = 1e-5;
+    if (auto attr = node->getAttrOfType<FloatAttr>("epsilon"))
+      epsilon = attr.getValueAsDouble();
+    Location loc = node.getLoc();
+    Type elementType = xType.getElementType();
+    SmallVector<int64_t> axes, statShape(xType.getShape());
+    for (int64_t i = axis; i < rank; ++i) {
+      axes.push_back(i);
+      statShape[i] = 1;
+    }
+    auto statType = RankedTensorType::get(statShape, elementType);
+    auto scalarType = RankedTensorType::get({}, elementType);
+    Value squares = ONNXMulOp::create(rewriter, loc, xType, x, x);
+    Value meanSquare = ONNXReduceMeanOp::create(
+        rewriter, loc, statType, squares, rewriter.getI64ArrayAttr(axes),
+        rewriter.getI64IntegerAttr(1));
+    Value eps = ONNXConstantOp::create(
+        rewriter, loc, scalarType,
+        DenseElementsAttr::get(scalarType,
+                               rewriter.getFloatAttr(elementType, epsilon)));
+    Value rms = ONNXSqrtOp::create(
+        rewriter, loc, statType,
+        ONNXAddOp::create(rewriter, loc, statType, meanSquare, eps));
+    Value normalized = ONNXDivOp::create(rewriter, loc, xType, x, rms);
+    rewriter.replaceOp(
+        node,
+        ONNXMulOp::create(rewriter, loc, xType, normalized, scale).getResult());
     return success();
   }
 };
@@ -431,10 +528,157 @@ struct ExpandRecurrence : OpRewritePattern<ONNXNodeOp> {
   }
 };
 
+/// Attention (opset 23; torch.onnx's scaled_dot_product_attention there) on
+/// 4-d Q [B, Hq, Sq, D], K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv]:
+/// Softmax(Q scale K^T + mask) V, as the exporters spell it at older opsets,
+/// the scores [B, Hq, Sq, Skv] materialised (no fused kernel); K and V
+/// repeated per query head group when Hkv < Hq (grouped-query attention).
+/// is_causal masks the upper triangle (upper-left aligned); a boolean mask
+/// keeps where true, a float one is added. Past keys and values, softcap,
+/// 3-d inputs and the extra outputs stay an onnx.Node.
+struct ExpandAttention : OpRewritePattern<ONNXNodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ONNXNodeOp node,
+                                PatternRewriter &rewriter) const override {
+    if (node.getOpType() != "Attention" || !node.getDomain().empty() ||
+        node.getInputs().size() < 3 || node.getInputs().size() > 4)
+      return failure();
+    for (Value extra : llvm::drop_begin(node.getOutputs()))
+      if (!isa<NoneType>(extra.getType()) && !extra.use_empty())
+        return failure();
+    auto typeOf = [&](unsigned i) {
+      return dyn_cast<RankedTensorType>(node.getInputs()[i].getType());
+    };
+    RankedTensorType qType = typeOf(0), kType = typeOf(1), vType = typeOf(2);
+    if (!qType || !kType || !vType || !qType.hasStaticShape() ||
+        !kType.hasStaticShape() || !vType.hasStaticShape() ||
+        qType.getRank() != 4 || kType.getRank() != 4 || vType.getRank() != 4 ||
+        !isa<FloatType>(qType.getElementType()) ||
+        kType.getElementType() != qType.getElementType() ||
+        vType.getElementType() != qType.getElementType())
+      return failure();
+    if (auto softcap = node->getAttrOfType<FloatAttr>("softcap"))
+      if (softcap.getValueAsDouble() != 0)
+        return failure();
+    ArrayRef<int64_t> q = qType.getShape(), k = kType.getShape(),
+                      v = vType.getShape();
+    int64_t batch = q[0], heads = q[1], querySeq = q[2], depth = q[3];
+    int64_t kvHeads = k[1], kvSeq = k[2];
+    if (k[0] != batch || v[0] != batch || k[3] != depth || v[1] != kvHeads ||
+        v[2] != kvSeq || kvHeads < 1 || heads % kvHeads != 0)
+      return failure();
+    Type elementType = qType.getElementType();
+    auto resultType =
+        RankedTensorType::get({batch, heads, querySeq, v[3]}, elementType);
+    if (node.getOutputs()[0].getType() != resultType)
+      return failure();
+    auto scoresType =
+        RankedTensorType::get({batch, heads, querySeq, kvSeq}, elementType);
+    Value mask;
+    if (node.getInputs().size() == 4 &&
+        !isa<NoneType>(node.getInputs()[3].getType())) {
+      mask = node.getInputs()[3];
+      auto maskType = dyn_cast<RankedTensorType>(mask.getType());
+      if (!maskType ||
+          (!maskType.getElementType().isInteger(1) &&
+           maskType.getElementType() != elementType) ||
+          OpTrait::util::getBroadcastedType(scoresType, maskType,
+                                            elementType) != scoresType)
+        return failure();
+    }
+    double scale = 1.0 / std::sqrt(double(depth));
+    if (auto attr = node->getAttrOfType<FloatAttr>("scale"))
+      scale = attr.getValueAsDouble();
+    bool causal = false;
+    if (auto attr = node->getAttrOfType<IntegerAttr>("is_causal"))
+      causal = attr.getInt() != 0;
+
+    Location loc = node.getLoc();
+    auto scalar = [&](double value) -> Value {
+      auto type = RankedTensorType::get({}, elementType);
+      return ONNXConstantOp::create(
+          rewriter, loc, type,
+          DenseElementsAttr::get(type,
+                                 rewriter.getFloatAttr(elementType, value)));
+    };
+    // K and V with one head per query head.
+    auto perQueryHead = [&](Value value) -> Value {
+      auto type = cast<RankedTensorType>(value.getType());
+      if (kvHeads == heads)
+        return value;
+      int64_t group = heads / kvHeads, seq = type.getDimSize(2),
+              width = type.getDimSize(3);
+      auto shaped = [&](ArrayRef<int64_t> shape) {
+        return RankedTensorType::get(shape, elementType);
+      };
+      Value split = ONNXReshapeOp::create(
+          rewriter, loc, shaped({batch, kvHeads, 1, seq, width}), value,
+          ONNXConstantOp::create(
+              rewriter, loc, ArrayRef<int64_t>{batch, kvHeads, 1, seq, width}),
+          rewriter.getI64IntegerAttr(0));
+      Value repeated = ONNXExpandOp::create(
+          rewriter, loc, shaped({batch, kvHeads, group, seq, width}), split,
+          ONNXConstantOp::create(
+              rewriter, loc,
+              ArrayRef<int64_t>{batch, kvHeads, group, seq, width}));
+      return ONNXReshapeOp::create(
+          rewriter, loc, shaped({batch, heads, seq, width}), repeated,
+          ONNXConstantOp::create(rewriter, loc,
+                                 ArrayRef<int64_t>{batch, heads, seq, width}),
+          rewriter.getI64IntegerAttr(0));
+    };
+    Value keys = perQueryHead(node.getInputs()[1]);
+    Value values = perQueryHead(node.getInputs()[2]);
+    Value scaled = ONNXMulOp::create(rewriter, loc, qType, node.getInputs()[0],
+                                     scalar(scale));
+    Value keysT = ONNXTransposeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({batch, heads, depth, kvSeq}, elementType), keys,
+        rewriter.getI64ArrayAttr({0, 1, 3, 2}));
+    Value scores =
+        ONNXMatMulOp::create(rewriter, loc, scoresType, scaled, keysT);
+    double lowest = -std::numeric_limits<double>::infinity();
+    if (causal) {
+      // 0 where key j <= query i, -inf above the diagonal.
+      auto biasType = RankedTensorType::get({querySeq, kvSeq}, elementType);
+      SmallVector<APFloat> bias;
+      for (int64_t i = 0; i < querySeq; ++i)
+        for (int64_t j = 0; j < kvSeq; ++j)
+          bias.push_back(APFloat::getInf(
+              cast<FloatType>(elementType).getFloatSemantics(), true));
+      for (int64_t i = 0; i < querySeq; ++i)
+        for (int64_t j = 0; j <= std::min(i, kvSeq - 1); ++j)
+          bias[i * kvSeq + j] = APFloat::getZero(
+              cast<FloatType>(elementType).getFloatSemantics());
+      scores = ONNXAddOp::create(
+          rewriter, loc, scoresType, scores,
+          ONNXConstantOp::create(rewriter, loc, biasType,
+                                 DenseElementsAttr::get(biasType, bias)));
+    }
+    if (mask) {
+      if (getElementTypeOrSelf(mask.getType()).isInteger(1))
+        scores = ONNXWhereOp::create(rewriter, loc, scoresType, mask, scores,
+                                     scalar(lowest));
+      else
+        scores = ONNXAddOp::create(rewriter, loc, scoresType, scores, mask);
+    }
+    Value probabilities = ONNXSoftmaxOp::create(
+        rewriter, loc, scoresType, scores, rewriter.getI64IntegerAttr(-1));
+    Value y =
+        ONNXMatMulOp::create(rewriter, loc, resultType, probabilities, values);
+    SmallVector<Value> replacements(node.getOutputs().size(), nullptr);
+    replacements[0] = y;
+    rewriter.replaceOp(node, replacements);
+    return success();
+  }
+};
+
 } // namespace
 
 void populateGenericNodeExpansionPatterns(RewritePatternSet &patterns) {
-  patterns.add<ExpandInstanceNormalization, ExpandMinMax, ExpandRecurrence>(
+  patterns.add<ExpandGroupNormalization, ExpandRMSNormalization,
+               ExpandAttention, ExpandMinMax, ExpandRecurrence>(
       patterns.getContext());
 }
 
