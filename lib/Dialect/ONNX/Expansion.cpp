@@ -9,7 +9,6 @@
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
-#include <limits>
 
 using namespace mlir;
 
@@ -558,9 +557,21 @@ struct ExpandAttention : OpRewritePattern<ONNXNodeOp> {
         kType.getElementType() != qType.getElementType() ||
         vType.getElementType() != qType.getElementType())
       return failure();
-    if (auto softcap = node->getAttrOfType<FloatAttr>("softcap"))
-      if (softcap.getValueAsDouble() != 0)
+    // Attributes of later versions (sliding windows, ...) change the
+    // result: only the known ones, at values the expansion computes.
+    for (NamedAttribute attr : node->getAttrs()) {
+      StringRef name = attr.getName();
+      if (name == "op_type" || name == "domain" || name == "is_causal" ||
+          name == "scale" || name == "q_num_heads" || name == "kv_num_heads" ||
+          name == "softmax_precision")
+        continue;
+      auto value = dyn_cast<IntegerAttr>(attr.getValue());
+      auto floatValue = dyn_cast<FloatAttr>(attr.getValue());
+      bool zero = (value && value.getInt() == 0) ||
+                  (floatValue && floatValue.getValueAsDouble() == 0);
+      if (!zero || (name != "softcap" && name != "qk_matmul_output_mode"))
         return failure();
+    }
     ArrayRef<int64_t> q = qType.getShape(), k = kType.getShape(),
                       v = vType.getShape();
     int64_t batch = q[0], heads = q[1], querySeq = q[2], depth = q[3];
@@ -638,33 +649,44 @@ struct ExpandAttention : OpRewritePattern<ONNXNodeOp> {
         rewriter.getI64ArrayAttr({0, 1, 3, 2}));
     Value scores =
         ONNXMatMulOp::create(rewriter, loc, scoresType, scaled, keysT);
-    double lowest = -std::numeric_limits<double>::infinity();
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(elementType).getFloatSemantics();
     if (causal) {
       // 0 where key j <= query i, -inf above the diagonal.
       auto biasType = RankedTensorType::get({querySeq, kvSeq}, elementType);
       SmallVector<APFloat> bias;
       for (int64_t i = 0; i < querySeq; ++i)
         for (int64_t j = 0; j < kvSeq; ++j)
-          bias.push_back(APFloat::getInf(
-              cast<FloatType>(elementType).getFloatSemantics(), true));
-      for (int64_t i = 0; i < querySeq; ++i)
-        for (int64_t j = 0; j <= std::min(i, kvSeq - 1); ++j)
-          bias[i * kvSeq + j] = APFloat::getZero(
-              cast<FloatType>(elementType).getFloatSemantics());
+          bias.push_back(j <= i
+                             ? APFloat::getZero(semantics)
+                             : APFloat::getInf(semantics, /*Negative=*/true));
       scores = ONNXAddOp::create(
           rewriter, loc, scoresType, scores,
           ONNXConstantOp::create(rewriter, loc, biasType,
                                  DenseElementsAttr::get(biasType, bias)));
     }
-    if (mask) {
-      if (getElementTypeOrSelf(mask.getType()).isInteger(1))
-        scores = ONNXWhereOp::create(rewriter, loc, scoresType, mask, scores,
-                                     scalar(lowest));
-      else
-        scores = ONNXAddOp::create(rewriter, loc, scoresType, scores, mask);
+    bool booleanMask =
+        mask && getElementTypeOrSelf(mask.getType()).isInteger(1);
+    if (booleanMask) {
+      // Masked scores take the lowest finite value, not -inf: a row masked
+      // entirely (with the causal bias, too) then has a finite softmax,
+      // which the mask sets to 0 afterwards, as ONNX specifies, with no NaN
+      // in the values or the gradient.
+      auto scalarType = RankedTensorType::get({}, elementType);
+      Value lowest = ONNXConstantOp::create(
+          rewriter, loc, scalarType,
+          DenseElementsAttr::get(
+              scalarType, APFloat::getLargest(semantics, /*Negative=*/true)));
+      scores =
+          ONNXWhereOp::create(rewriter, loc, scoresType, mask, scores, lowest);
+    } else if (mask) {
+      scores = ONNXAddOp::create(rewriter, loc, scoresType, scores, mask);
     }
     Value probabilities = ONNXSoftmaxOp::create(
         rewriter, loc, scoresType, scores, rewriter.getI64IntegerAttr(-1));
+    if (booleanMask)
+      probabilities = ONNXWhereOp::create(rewriter, loc, scoresType, mask,
+                                          probabilities, scalar(0.0));
     Value y =
         ONNXMatMulOp::create(rewriter, loc, resultType, probabilities, values);
     SmallVector<Value> replacements(node.getOutputs().size(), nullptr);
