@@ -36,6 +36,10 @@ the builders' dicts say; the single output is named `logits`.
 
 Outputs, per model, in OUT_DIR:
   <name>.dynamo.onnx  torch.onnx.export(..., dynamo=True) at its default opset
+  <name>.dynamo23.onnx the same at opset 23, where nn.GroupNorm becomes
+                      GroupNormalization, nn.RMSNorm RMSNormalization and
+                      scaled_dot_product_attention Attention (their
+                      expansions at import were found this way)
   <name>.ts17.onnx    torch.onnx.export(..., dynamo=False, opset_version=17)
   <name>.ts20.onnx    same at opset 20
 (TorchScript training-mode exports use training=TrainingMode.TRAINING and
@@ -65,6 +69,7 @@ from export_kit import quiet, strip_weights
 
 SEED = 0
 TS_OPSETS = (17, 20)
+DYNAMO_NEWEST_OPSET = 23
 TRAIN_MODE = {"cnn_train", "bn_train"}
 
 
@@ -396,10 +401,12 @@ MODELS = {
 
 
 def export(model, inputs, exporter):
-    """One export as a ModelProto; exporter is "dynamo" or "ts<opset>"."""
+    """One export as a ModelProto; exporter is "dynamo", "dynamo<opset>" or "ts<opset>"."""
     args, names = tuple(inputs.values()), list(inputs)
-    if exporter == "dynamo":
-        return torch.onnx.export(model, args, dynamo=True, input_names=names, output_names=["logits"]).model_proto
+    if exporter.startswith("dynamo"):
+        opset = {"opset_version": int(exporter[6:])} if exporter != "dynamo" else {}
+        return torch.onnx.export(model, args, dynamo=True, input_names=names, output_names=["logits"],
+                                 **opset).model_proto
     buf = io.BytesIO()
     torch.onnx.export(
         model, args, buf, dynamo=False, opset_version=int(exporter[2:]), input_names=names, output_names=["logits"],
@@ -430,7 +437,7 @@ def main():
             print(f"{name}: skipped ({e})", flush=True)
             continue
         model.train(name in TRAIN_MODE)
-        for exporter in ["dynamo"] + [f"ts{o}" for o in TS_OPSETS]:
+        for exporter in ["dynamo", f"dynamo{DYNAMO_NEWEST_OPSET}"] + [f"ts{o}" for o in TS_OPSETS]:
             fname = f"{name}.{exporter}.onnx"
             t0 = time.time()
             torch.manual_seed(SEED)  # dynamo runs the model; dropout draws from here
