@@ -81,7 +81,10 @@ SUPPORTED = [
     "Slice", "Gather", "Softmax", "ReduceMean", "ReduceSum", "Dropout",
     "Identity", "Constant", "Shape", "Unsqueeze", "Squeeze", "Expand", "Cast",
     "Where", "Pad", "Resize", "Greater", "Equal", "ScatterElements",
-    "ScatterND", "Einsum",
+    "ScatterND", "Einsum", "Cos", "Sin", "Abs", "Trilu",
+    # Expanded at import into the ops above (lib/Dialect/ONNX/Expansion.cpp).
+    "InstanceNormalization", "GroupNormalization", "RMSNormalization",
+    "Attention", "LSTM", "GRU", "Min", "Max",
 ]
 
 MIN_ONNX = (1, 16)

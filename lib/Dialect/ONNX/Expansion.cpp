@@ -529,7 +529,8 @@ struct ExpandRecurrence : OpRewritePattern<ONNXNodeOp> {
 
 /// Attention (opset 23; torch.onnx's scaled_dot_product_attention there) on
 /// 4-d Q [B, Hq, Sq, D], K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv]:
-/// Softmax(Q scale K^T + mask) V, as the exporters spell it at older opsets,
+/// Softmax((Q sqrt(scale)) (K sqrt(scale))^T + mask) V, as the exporters
+/// spell it at older opsets,
 /// the scores [B, Hq, Sq, Skv] materialised (no fused kernel); K and V
 /// repeated per query head group when Hkv < Hq (grouped-query attention).
 /// is_causal masks the upper triangle (upper-left aligned); a boolean mask
@@ -639,10 +640,14 @@ struct ExpandAttention : OpRewritePattern<ONNXNodeOp> {
                                  ArrayRef<int64_t>{batch, heads, seq, width}),
           rewriter.getI64IntegerAttr(0));
     };
-    Value keys = perQueryHead(node.getInputs()[1]);
+    // Q and K each scaled by sqrt(scale), as ONNX's reference and
+    // PyTorch's math attention do: in 16-bit types the rounding is theirs.
+    Value rootScale = scalar(std::sqrt(scale));
+    Value keys = perQueryHead(ONNXMulOp::create(
+        rewriter, loc, kType, node.getInputs()[1], rootScale));
     Value values = perQueryHead(node.getInputs()[2]);
-    Value scaled = ONNXMulOp::create(rewriter, loc, qType, node.getInputs()[0],
-                                     scalar(scale));
+    Value scaled =
+        ONNXMulOp::create(rewriter, loc, qType, node.getInputs()[0], rootScale);
     Value keysT = ONNXTransposeOp::create(
         rewriter, loc,
         RankedTensorType::get({batch, heads, depth, kvSeq}, elementType), keys,
