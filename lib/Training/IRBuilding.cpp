@@ -52,18 +52,9 @@ Value IRBuilding::int64s(ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
 }
 
 Value IRBuilding::floats(RankedTensorType type, ArrayRef<double> values) {
-  auto floatType = llvm::cast<FloatType>(type.getElementType());
-  SmallVector<APFloat> elements;
-  for (double value : values) {
-    APFloat element(value);
-    bool losesInfo;
-    element.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                    &losesInfo);
-    elements.push_back(element);
-  }
   return create<ONNXConstantOp>(
       type, {},
-      {builder.getNamedAttr("value", DenseElementsAttr::get(type, elements))});
+      {builder.getNamedAttr("value", getFloatElements(type, values))});
 }
 
 Value IRBuilding::zeros(RankedTensorType type) {

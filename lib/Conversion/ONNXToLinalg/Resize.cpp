@@ -36,19 +36,10 @@ Value createIndexTable(OpBuilder &builder, Location loc,
 /// A 1-d constant tensor of float `elementType` holding `values`.
 Value createFloatTable(OpBuilder &builder, Location loc, Type elementType,
                        ArrayRef<double> values) {
-  auto floatType = cast<FloatType>(elementType);
-  SmallVector<APFloat> elements;
-  for (double value : values) {
-    APFloat element(value);
-    bool losesInfo;
-    element.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                    &losesInfo);
-    elements.push_back(element);
-  }
   auto type =
       RankedTensorType::get({static_cast<int64_t>(values.size())}, elementType);
   return arith::ConstantOp::create(builder, loc,
-                                   DenseElementsAttr::get(type, elements));
+                                   getFloatElements(type, values));
 }
 
 /// The map reading a 1-d table at result dimension `dim`.

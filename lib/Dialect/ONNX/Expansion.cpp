@@ -22,6 +22,27 @@ bool isSplatOf(Value value, double expected) {
          attr.getSplatValue<APFloat>().convertToDouble() == expected;
 }
 
+/// A pattern that expands the default-domain onnx.Node of some operators:
+/// `expand` sees only those.
+struct NodeExpansion : OpRewritePattern<ONNXNodeOp> {
+  NodeExpansion(MLIRContext *context, ArrayRef<StringRef> opTypes)
+      : OpRewritePattern(context), opTypes(opTypes) {}
+
+  LogicalResult matchAndRewrite(ONNXNodeOp node,
+                                PatternRewriter &rewriter) const final {
+    if (!node.getDomain().empty() ||
+        !llvm::is_contained(opTypes, node.getOpType()))
+      return failure();
+    return expand(node, rewriter);
+  }
+
+  virtual LogicalResult expand(ONNXNodeOp node,
+                               PatternRewriter &rewriter) const = 0;
+
+private:
+  SmallVector<StringRef> opTypes;
+};
+
 /// InstanceNormalization(X [N, C, D...], scale [C], B [C]) is
 /// LayerNormalization over the spatial axes (axis 2, float statistics at
 /// least) followed by the per-channel affine map; GroupNormalization with G
@@ -32,15 +53,15 @@ bool isSplatOf(Value value, double expected) {
 /// before, which are then left out. The layer norm has a gradient, a
 /// lowering and the statistics PyTorch's group norm keeps for backward
 /// (mean and inverse deviation per row), so diffusion U-Nets train and run.
-struct ExpandGroupNormalization : OpRewritePattern<ONNXNodeOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ExpandGroupNormalization : NodeExpansion {
+  ExpandGroupNormalization(MLIRContext *context)
+      : NodeExpansion(context,
+                      {"InstanceNormalization", "GroupNormalization"}) {}
 
-  LogicalResult matchAndRewrite(ONNXNodeOp node,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult expand(ONNXNodeOp node,
+                       PatternRewriter &rewriter) const override {
     bool isInstance = node.getOpType() == "InstanceNormalization";
-    if ((!isInstance && node.getOpType() != "GroupNormalization") ||
-        !node.getDomain().empty() || node.getInputs().size() != 3 ||
-        node.getOutputs().size() != 1)
+    if (node.getInputs().size() != 3 || node.getOutputs().size() != 1)
       return failure();
     Value x = node.getInputs()[0], scale = node.getInputs()[1],
           bias = node.getInputs()[2];
@@ -127,13 +148,13 @@ struct ExpandGroupNormalization : OpRewritePattern<ONNXNodeOp> {
 /// X / sqrt(mean(X^2 over the axes from `axis`) + epsilon) * scale, as the
 /// exporters spell it at older opsets (Mul, ReduceMean, Add, Sqrt, Div,
 /// Mul), in X's element type.
-struct ExpandRMSNormalization : OpRewritePattern<ONNXNodeOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ExpandRMSNormalization : NodeExpansion {
+  ExpandRMSNormalization(MLIRContext *context)
+      : NodeExpansion(context, {"RMSNormalization"}) {}
 
-  LogicalResult matchAndRewrite(ONNXNodeOp node,
-                                PatternRewriter &rewriter) const override {
-    if (node.getOpType() != "RMSNormalization" || !node.getDomain().empty() ||
-        node.getInputs().size() != 2 || node.getOutputs().size() != 1)
+  LogicalResult expand(ONNXNodeOp node,
+                       PatternRewriter &rewriter) const override {
+    if (node.getInputs().size() != 2 || node.getOutputs().size() != 1)
       return failure();
     Value x = node.getInputs()[0], scale = node.getInputs()[1];
     auto xType = dyn_cast<RankedTensorType>(x.getType());
@@ -189,14 +210,13 @@ struct ExpandRMSNormalization : OpRewritePattern<ONNXNodeOp> {
 /// on integers (T5's relative-position buckets) and on floats but for a NaN
 /// in a later operand, which the selection drops where ONNX propagates it.
 /// The gradient goes to the selected operand (ties to the earlier one).
-struct ExpandMinMax : OpRewritePattern<ONNXNodeOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ExpandMinMax : NodeExpansion {
+  ExpandMinMax(MLIRContext *context) : NodeExpansion(context, {"Min", "Max"}) {}
 
-  LogicalResult matchAndRewrite(ONNXNodeOp node,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult expand(ONNXNodeOp node,
+                       PatternRewriter &rewriter) const override {
     bool isMin = node.getOpType() == "Min";
-    if ((!isMin && node.getOpType() != "Max") || !node.getDomain().empty() ||
-        node.getInputs().empty() || node.getOutputs().size() != 1)
+    if (node.getInputs().empty() || node.getOutputs().size() != 1)
       return failure();
     // The type after each operand; the last must be the node's.
     Type elementType = getElementTypeOrSelf(node.getInputs()[0].getType());
@@ -340,15 +360,13 @@ bool hasDefaultActivations(ONNXNodeOp node, bool isLSTM) {
 /// sequence_lens (every sequence full length), forward, reverse and
 /// bidirectional, layout 0 and 1, GRU's linear_before_reset either way; any
 /// other form stays an onnx.Node.
-struct ExpandRecurrence : OpRewritePattern<ONNXNodeOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ExpandRecurrence : NodeExpansion {
+  ExpandRecurrence(MLIRContext *context)
+      : NodeExpansion(context, {"LSTM", "GRU"}) {}
 
-  LogicalResult matchAndRewrite(ONNXNodeOp node,
-                                PatternRewriter &rewriter) const override {
-    StringRef opType = node.getOpType();
-    bool isLSTM = opType == "LSTM";
-    if ((!isLSTM && opType != "GRU") || !node.getDomain().empty())
-      return failure();
+  LogicalResult expand(ONNXNodeOp node,
+                       PatternRewriter &rewriter) const override {
+    bool isLSTM = node.getOpType() == "LSTM";
     // Inputs: X, W, R, B, sequence_lens, initial_h (, initial_c, P).
     SmallVector<Value, 8> inputs(node.getInputs());
     inputs.resize(8, Value());
@@ -530,19 +548,19 @@ struct ExpandRecurrence : OpRewritePattern<ONNXNodeOp> {
 /// Attention (opset 23; torch.onnx's scaled_dot_product_attention there) on
 /// 4-d Q [B, Hq, Sq, D], K [B, Hkv, Skv, D], V [B, Hkv, Skv, Dv]:
 /// Softmax((Q sqrt(scale)) (K sqrt(scale))^T + mask) V, as the exporters
-/// spell it at older opsets,
-/// the scores [B, Hq, Sq, Skv] materialised (no fused kernel); K and V
-/// repeated per query head group when Hkv < Hq (grouped-query attention).
+/// spell it at older opsets, the scores [B, Hq, Sq, Skv] materialised (no
+/// fused kernel); K and V repeated per query head group when Hkv < Hq
+/// (grouped-query attention).
 /// is_causal masks the upper triangle (upper-left aligned); a boolean mask
 /// keeps where true, a float one is added. Past keys and values, softcap,
 /// 3-d inputs and the extra outputs stay an onnx.Node.
-struct ExpandAttention : OpRewritePattern<ONNXNodeOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ExpandAttention : NodeExpansion {
+  ExpandAttention(MLIRContext *context)
+      : NodeExpansion(context, {"Attention"}) {}
 
-  LogicalResult matchAndRewrite(ONNXNodeOp node,
-                                PatternRewriter &rewriter) const override {
-    if (node.getOpType() != "Attention" || !node.getDomain().empty() ||
-        node.getInputs().size() < 3 || node.getInputs().size() > 4)
+  LogicalResult expand(ONNXNodeOp node,
+                       PatternRewriter &rewriter) const override {
+    if (node.getInputs().size() < 3 || node.getInputs().size() > 4)
       return failure();
     for (Value extra : llvm::drop_begin(node.getOutputs()))
       if (!isa<NoneType>(extra.getType()) && !extra.use_empty())

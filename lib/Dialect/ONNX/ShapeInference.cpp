@@ -56,6 +56,20 @@ LogicalResult inferBroadcastResult(Operation *op, ValueRange operands,
   return success();
 }
 
+DenseElementsAttr getFloatElements(RankedTensorType type,
+                                   ArrayRef<double> values) {
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(type.getElementType()).getFloatSemantics();
+  SmallVector<APFloat> elements;
+  for (double value : values) {
+    APFloat element(value);
+    bool losesInfo;
+    element.convert(semantics, APFloat::rmNearestTiesToEven, &losesInfo);
+    elements.push_back(element);
+  }
+  return DenseElementsAttr::get(type, elements);
+}
+
 std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
   DenseIntElementsAttr attr;
   if (!value || isNone(value) || !matchPattern(value, m_Constant(&attr)))

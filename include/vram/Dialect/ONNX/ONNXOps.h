@@ -37,6 +37,11 @@ std::optional<int64_t> getONNXDataType(mlir::Type elementType);
 /// The values of a constant integer tensor operand (shapes, axes, pads), or
 /// nullopt when the operand is absent (`none`) or not a constant.
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
+/// A dense float attribute of `type` holding `values` (row-major), each
+/// rounded to its float element type (constants computed in double:
+/// interpolation weights, tap matrices).
+mlir::DenseElementsAttr getFloatElements(mlir::RankedTensorType type,
+                                         llvm::ArrayRef<double> values);
 } // namespace vram
 
 #define GET_OP_CLASSES
