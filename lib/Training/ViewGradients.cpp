@@ -252,14 +252,7 @@ static std::optional<SmallVector<double>> getConstantFloats(Value value) {
   DenseFPElementsAttr attr;
   if (!matchPattern(value, m_Constant(&attr)))
     return std::nullopt;
-  return llvm::to_vector(
-      llvm::map_range(attr.getValues<APFloat>(), [](const APFloat &element) {
-        APFloat wide = element;
-        bool losesInfo;
-        wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                     &losesInfo);
-        return wide.convertToDouble();
-      }));
+  return getFloatValues(attr);
 }
 
 static Gradients gradientOf(ONNXResizeOp op, IRBuilding &ir, ValueRange,

@@ -178,9 +178,9 @@ private:
     for (unsigned dim = 0; dim < rank; ++dim) {
       if (sampling.identity[dim])
         continue;
-      int64_t taps = getInterpolationTapCount(op.getMode() == "cubic",
-                                              op.getAntialias() != 0,
-                                              sampling.scales[dim]);
+      auto [indices, weights] =
+          getResizeTaps(op, sampling, dim, inputType.getDimSize(dim));
+      int64_t taps = indices.size();
       // Every combination of taps is unrolled into the loop body.
       combinations *= taps;
       if (combinations > kMaxInterpolationTerms)
@@ -188,8 +188,6 @@ private:
                << "interpolates more than " << kMaxInterpolationTerms
                << " input values per output (antialiasing at scales "
                << sampling.scales << ")";
-      auto [indices, weights] =
-          getResizeTaps(op, sampling, dim, inputType.getDimSize(dim));
       for (int64_t tap = 0; tap < taps; ++tap)
         inputs.push_back(createIndexTable(builder, loc, indices[tap]));
       for (int64_t tap = 0; tap < taps; ++tap)

@@ -1,6 +1,7 @@
 //===- Utils.cpp - helpers shared by the onnx-to-linalg patterns ----------===//
 
 #include "Utils.h"
+#include "vram/Dialect/ONNX/ONNXOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -278,18 +279,11 @@ std::optional<SmallVector<int64_t>> getConstantIntValues(Value value) {
 }
 
 std::optional<SmallVector<double>> getConstantFloatValues(Value value) {
-  DenseElementsAttr elements = getConstantElements(value);
-  if (!elements || !isa<FloatType>(elements.getElementType()))
+  auto elements =
+      dyn_cast_if_present<DenseFPElementsAttr>(getConstantElements(value));
+  if (!elements)
     return std::nullopt;
-  SmallVector<double> values;
-  for (const APFloat &element : elements.getValues<APFloat>()) {
-    APFloat wide = element;
-    bool losesInfo;
-    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                 &losesInfo);
-    values.push_back(wide.convertToDouble());
-  }
-  return values;
+  return vram::getFloatValues(elements);
 }
 
 std::optional<SmallVector<int64_t>> getConstantIntValues(Value original,

@@ -43,6 +43,85 @@ private:
   SmallVector<StringRef> opTypes;
 };
 
+/// Builds the ops of an expansion with their result types: every value in
+/// it is a static-shaped tensor of one float element type.
+class ExpansionBuilder {
+public:
+  ExpansionBuilder(PatternRewriter &rewriter, Location loc, Type elementType)
+      : rewriter(rewriter), loc(loc), elementType(elementType) {}
+
+  RankedTensorType type(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, elementType);
+  }
+  static SmallVector<int64_t> shapeOf(Value value) {
+    return llvm::to_vector(cast<RankedTensorType>(value.getType()).getShape());
+  }
+  Value none() { return ONNXNoValueOp::create(rewriter, loc); }
+  Value zeros(ArrayRef<int64_t> shape) {
+    return ONNXConstantOp::create(
+        rewriter, loc, type(shape),
+        DenseElementsAttr::get(type(shape),
+                               rewriter.getFloatAttr(elementType, 0.0)));
+  }
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    return ONNXReshapeOp::create(rewriter, loc, type(shape), x,
+                                 ONNXConstantOp::create(rewriter, loc, shape),
+                                 rewriter.getI64IntegerAttr(0));
+  }
+  Value transpose(Value x, ArrayRef<int64_t> perm) {
+    SmallVector<int64_t> from = shapeOf(x), shape;
+    for (int64_t axis : perm)
+      shape.push_back(from[axis]);
+    return ONNXTransposeOp::create(rewriter, loc, type(shape), x,
+                                   rewriter.getI64ArrayAttr(perm));
+  }
+  /// Rows [begin, end) of `x` along `axis`.
+  Value slice(Value x, int64_t axis, int64_t begin, int64_t end) {
+    SmallVector<int64_t> shape = shapeOf(x);
+    shape[axis] = end - begin;
+    return ONNXSliceOp::create(
+        rewriter, loc, type(shape), x,
+        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{begin}),
+        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{end}),
+        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{axis}), none());
+  }
+  /// `x` cut into `count` equal parts along `axis`.
+  SmallVector<Value> split(Value x, int64_t axis, int64_t count) {
+    SmallVector<int64_t> shape = shapeOf(x);
+    shape[axis] /= count;
+    SmallVector<Type> types(count, type(shape));
+    auto op = ONNXSplitOp::create(rewriter, loc, types, x, none(),
+                                  rewriter.getI64IntegerAttr(axis));
+    return SmallVector<Value>(op.getOutputs());
+  }
+  Value concat(ValueRange parts, int64_t axis) {
+    SmallVector<int64_t> shape = shapeOf(parts.front());
+    shape[axis] = 0;
+    for (Value part : parts)
+      shape[axis] += shapeOf(part)[axis];
+    return ONNXConcatOp::create(rewriter, loc, type(shape), parts,
+                                rewriter.getI64IntegerAttr(axis));
+  }
+  /// a b^T + c (c broadcast over the rows, or none).
+  Value linear(Value a, Value b, Value c) {
+    return ONNXGemmOp::create(
+        rewriter, loc, type({shapeOf(a)[0], shapeOf(b)[0]}), a, b, c,
+        rewriter.getF32FloatAttr(1.0f), rewriter.getF32FloatAttr(1.0f),
+        rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(1));
+  }
+  template <typename OpT> Value binary(Value a, Value b) {
+    return OpT::create(rewriter, loc, a.getType(), a, b);
+  }
+  template <typename OpT> Value unary(Value x) {
+    return OpT::create(rewriter, loc, x.getType(), x);
+  }
+
+private:
+  PatternRewriter &rewriter;
+  Location loc;
+  Type elementType;
+};
+
 /// InstanceNormalization(X [N, C, D...], scale [C], B [C]) is
 /// LayerNormalization over the spatial axes (axis 2, float statistics at
 /// least) followed by the per-channel affine map; GroupNormalization with G
@@ -94,29 +173,24 @@ struct ExpandGroupNormalization : NodeExpansion {
 
     Location loc = node.getLoc();
     Type elementType = xType.getElementType();
-    auto reshape = [&](Value value, ArrayRef<int64_t> shape) -> Value {
-      return ONNXReshapeOp::create(
-          rewriter, loc, RankedTensorType::get(shape, elementType), value,
-          ONNXConstantOp::create(rewriter, loc, shape),
-          rewriter.getI64IntegerAttr(0));
-    };
+    ExpansionBuilder b(rewriter, loc, elementType);
     // The affine map along dim 1 of `y`: scale and bias as [size, 1, ...].
     auto applyAffine = [&](Value y) {
-      auto type = cast<RankedTensorType>(y.getType());
-      SmallVector<int64_t> shape(type.getRank() - 1, 1);
+      SmallVector<int64_t> shape(
+          cast<RankedTensorType>(y.getType()).getRank() - 1, 1);
       shape[0] = affineSize;
       if (!isSplatOf(scale, 1.0))
-        y = ONNXMulOp::create(rewriter, loc, type, y, reshape(scale, shape));
+        y = b.binary<ONNXMulOp>(y, b.reshape(scale, shape));
       if (!isSplatOf(bias, 0.0))
-        y = ONNXAddOp::create(rewriter, loc, type, y, reshape(bias, shape));
+        y = b.binary<ONNXAddOp>(y, b.reshape(bias, shape));
       return y;
     };
 
     Value grouped = x;
     if (groups != channels)
       grouped =
-          reshape(x, {xType.getDimSize(0), groups,
-                      xType.getNumElements() / xType.getDimSize(0) / groups});
+          b.reshape(x, {xType.getDimSize(0), groups,
+                        xType.getNumElements() / xType.getDimSize(0) / groups});
     auto unitType = RankedTensorType::get({1}, elementType);
     Value ones = ONNXConstantOp::create(
         rewriter, loc, unitType,
@@ -136,7 +210,7 @@ struct ExpandGroupNormalization : NodeExpansion {
     if (perGroup)
       y = applyAffine(y);
     if (groups != channels)
-      y = reshape(y, xType.getShape());
+      y = b.reshape(y, xType.getShape());
     if (!perGroup)
       y = applyAffine(y);
     rewriter.replaceOp(node, y);
@@ -250,85 +324,6 @@ struct ExpandMinMax : NodeExpansion {
   }
 };
 
-/// Builds the ops of an unrolled recurrence with their result types: every
-/// value in it is a static-shaped tensor of one float element type.
-class RecurrenceBuilder {
-public:
-  RecurrenceBuilder(PatternRewriter &rewriter, Location loc, Type elementType)
-      : rewriter(rewriter), loc(loc), elementType(elementType) {}
-
-  RankedTensorType type(ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, elementType);
-  }
-  static SmallVector<int64_t> shapeOf(Value value) {
-    return llvm::to_vector(cast<RankedTensorType>(value.getType()).getShape());
-  }
-  Value none() { return ONNXNoValueOp::create(rewriter, loc); }
-  Value zeros(ArrayRef<int64_t> shape) {
-    return ONNXConstantOp::create(
-        rewriter, loc, type(shape),
-        DenseElementsAttr::get(type(shape),
-                               rewriter.getFloatAttr(elementType, 0.0)));
-  }
-  Value reshape(Value x, ArrayRef<int64_t> shape) {
-    return ONNXReshapeOp::create(rewriter, loc, type(shape), x,
-                                 ONNXConstantOp::create(rewriter, loc, shape),
-                                 rewriter.getI64IntegerAttr(0));
-  }
-  Value transpose(Value x, ArrayRef<int64_t> perm) {
-    SmallVector<int64_t> from = shapeOf(x), shape;
-    for (int64_t axis : perm)
-      shape.push_back(from[axis]);
-    return ONNXTransposeOp::create(rewriter, loc, type(shape), x,
-                                   rewriter.getI64ArrayAttr(perm));
-  }
-  /// Rows [begin, end) of `x` along `axis`.
-  Value slice(Value x, int64_t axis, int64_t begin, int64_t end) {
-    SmallVector<int64_t> shape = shapeOf(x);
-    shape[axis] = end - begin;
-    return ONNXSliceOp::create(
-        rewriter, loc, type(shape), x,
-        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{begin}),
-        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{end}),
-        ONNXConstantOp::create(rewriter, loc, ArrayRef<int64_t>{axis}), none());
-  }
-  /// `x` cut into `count` equal parts along `axis`.
-  SmallVector<Value> split(Value x, int64_t axis, int64_t count) {
-    SmallVector<int64_t> shape = shapeOf(x);
-    shape[axis] /= count;
-    SmallVector<Type> types(count, type(shape));
-    auto op = ONNXSplitOp::create(rewriter, loc, types, x, none(),
-                                  rewriter.getI64IntegerAttr(axis));
-    return SmallVector<Value>(op.getOutputs());
-  }
-  Value concat(ValueRange parts, int64_t axis) {
-    SmallVector<int64_t> shape = shapeOf(parts.front());
-    shape[axis] = 0;
-    for (Value part : parts)
-      shape[axis] += shapeOf(part)[axis];
-    return ONNXConcatOp::create(rewriter, loc, type(shape), parts,
-                                rewriter.getI64IntegerAttr(axis));
-  }
-  /// a b^T + c (c broadcast over the rows, or none).
-  Value linear(Value a, Value b, Value c) {
-    return ONNXGemmOp::create(
-        rewriter, loc, type({shapeOf(a)[0], shapeOf(b)[0]}), a, b, c,
-        rewriter.getF32FloatAttr(1.0f), rewriter.getF32FloatAttr(1.0f),
-        rewriter.getI64IntegerAttr(0), rewriter.getI64IntegerAttr(1));
-  }
-  template <typename OpT> Value binary(Value a, Value b) {
-    return OpT::create(rewriter, loc, a.getType(), a, b);
-  }
-  template <typename OpT> Value unary(Value x) {
-    return OpT::create(rewriter, loc, x.getType(), x);
-  }
-
-private:
-  PatternRewriter &rewriter;
-  Location loc;
-  Type elementType;
-};
-
 /// The most steps (sequence x directions) a recurrence is unrolled into:
 /// each is about 15 ops.
 constexpr int64_t kMaxUnrolledSteps = 4096;
@@ -435,7 +430,7 @@ struct ExpandRecurrence : NodeExpansion {
     if (seq < 1 || batch < 1 || seq * directions > kMaxUnrolledSteps)
       return failure();
 
-    RecurrenceBuilder b(rewriter, node.getLoc(), xType.getElementType());
+    ExpansionBuilder b(rewriter, node.getLoc(), xType.getElementType());
     Value x = batchFirst ? b.transpose(inputs[0], {1, 0, 2}) : inputs[0];
     auto initial = [&](unsigned i, int64_t d) -> Value {
       if (!present(i))
@@ -639,24 +634,13 @@ struct ExpandAttention : NodeExpansion {
         return value;
       int64_t group = heads / kvHeads, seq = type.getDimSize(2),
               width = type.getDimSize(3);
-      auto shaped = [&](ArrayRef<int64_t> shape) {
-        return RankedTensorType::get(shape, elementType);
-      };
-      Value split = ONNXReshapeOp::create(
-          rewriter, loc, shaped({batch, kvHeads, 1, seq, width}), value,
-          ONNXConstantOp::create(
-              rewriter, loc, ArrayRef<int64_t>{batch, kvHeads, 1, seq, width}),
-          rewriter.getI64IntegerAttr(0));
+      ExpansionBuilder b(rewriter, loc, elementType);
+      Value split = b.reshape(value, {batch, kvHeads, 1, seq, width});
+      SmallVector<int64_t> repeatedShape{batch, kvHeads, group, seq, width};
       Value repeated = ONNXExpandOp::create(
-          rewriter, loc, shaped({batch, kvHeads, group, seq, width}), split,
-          ONNXConstantOp::create(
-              rewriter, loc,
-              ArrayRef<int64_t>{batch, kvHeads, group, seq, width}));
-      return ONNXReshapeOp::create(
-          rewriter, loc, shaped({batch, heads, seq, width}), repeated,
-          ONNXConstantOp::create(rewriter, loc,
-                                 ArrayRef<int64_t>{batch, heads, seq, width}),
-          rewriter.getI64IntegerAttr(0));
+          rewriter, loc, b.type(repeatedShape), split,
+          ONNXConstantOp::create(rewriter, loc, repeatedShape));
+      return b.reshape(repeated, {batch, heads, seq, width});
     };
     // Q and K each scaled by sqrt(scale), as ONNX's reference and
     // PyTorch's math attention do: in 16-bit types the rounding is theirs.

@@ -40,6 +40,17 @@ std::optional<double> sourceCoordinate(StringRef mode, double x, int64_t inSize,
   return std::nullopt;
 }
 
+/// The taps per output of one dimension: with `antialias` and a downscaling
+/// `scale`, the kernel is stretched by 1 / scale, so it spans
+/// 2 (1 - floor(-r / scale) - 1) taps for a kernel of radius r (1 linear,
+/// 2 cubic); otherwise 2 r.
+int64_t interpolationTapCount(bool cubic, bool antialias, double scale) {
+  double radius = cubic ? 2 : 1;
+  if (!antialias || scale >= 1)
+    return 2 * radius;
+  return 2 - 2 * (static_cast<int64_t>(std::floor(-radius / scale)) + 1);
+}
+
 /// The input indices (edge-clamped into [0, inSize)) and weights one output
 /// value of one dimension mixes at source coordinate `x`: linear (2 taps)
 /// or cubic (4 taps) interpolation, more with antialiasing.
@@ -59,7 +70,7 @@ struct InterpolationTaps {
 InterpolationTaps interpolationTaps(double x, int64_t inSize, bool cubic,
                                     double cubicA, bool excludeOutside,
                                     bool antialias, double scale) {
-  int64_t taps = getInterpolationTapCount(cubic, antialias, scale);
+  int64_t taps = interpolationTapCount(cubic, antialias, scale);
   double floor = std::floor(x);
   double ratio = x == floor ? 1.0 : x - floor;
   int64_t first = static_cast<int64_t>(std::ceil(x)) - taps / 2;
@@ -115,17 +126,6 @@ int64_t nearestIndex(StringRef nearestMode, double coordinate, int64_t inSize) {
 }
 
 } // namespace
-
-/// The taps per output of one dimension: with `antialias` and a downscaling
-/// `scale`, the kernel is stretched by 1 / scale, so it spans
-/// 2 (1 - floor(-r / scale) - 1) taps for a kernel of radius r (1 linear,
-/// 2 cubic); otherwise 2 r.
-int64_t getInterpolationTapCount(bool cubic, bool antialias, double scale) {
-  double radius = cubic ? 2 : 1;
-  if (!antialias || scale >= 1)
-    return 2 * radius;
-  return 2 - 2 * (static_cast<int64_t>(std::floor(-radius / scale)) + 1);
-}
 
 FailureOr<ResizeSampling>
 getResizeSampling(ONNXResizeOp op, RankedTensorType inputType,
@@ -190,8 +190,7 @@ ResizeTaps getResizeTaps(ONNXResizeOp op, const ResizeSampling &sampling,
   }
   bool cubic = op.getMode() == "cubic";
   bool antialias = op.getAntialias() != 0;
-  int64_t taps =
-      getInterpolationTapCount(cubic, antialias, sampling.scales[dim]);
+  int64_t taps = interpolationTapCount(cubic, antialias, sampling.scales[dim]);
   result.indices.resize(taps);
   result.weights.resize(taps);
   for (double coordinate : coordinates) {

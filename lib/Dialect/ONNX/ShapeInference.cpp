@@ -70,6 +70,17 @@ DenseElementsAttr getFloatElements(RankedTensorType type,
   return DenseElementsAttr::get(type, elements);
 }
 
+SmallVector<double> getFloatValues(DenseFPElementsAttr attr) {
+  SmallVector<double> values;
+  for (APFloat element : attr.getValues<APFloat>()) {
+    bool losesInfo;
+    element.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+    values.push_back(element.convertToDouble());
+  }
+  return values;
+}
+
 std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
   DenseIntElementsAttr attr;
   if (!value || isNone(value) || !matchPattern(value, m_Constant(&attr)))

@@ -42,6 +42,8 @@ std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
 /// interpolation weights, tap matrices).
 mlir::DenseElementsAttr getFloatElements(mlir::RankedTensorType type,
                                          llvm::ArrayRef<double> values);
+/// The inverse: the elements of a float attribute, as doubles.
+llvm::SmallVector<double> getFloatValues(mlir::DenseFPElementsAttr attr);
 } // namespace vram
 
 #define GET_OP_CLASSES

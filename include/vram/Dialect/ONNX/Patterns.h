@@ -19,9 +19,11 @@ namespace vram {
 void populateDecomposedOpFusionPatterns(mlir::RewritePatternSet &patterns);
 
 /// Patterns that spell operators the dialect has no op for (onnx.Node) in
-/// ops it models, exactly: InstanceNormalization (torch.onnx's GroupNorm)
-/// as LayerNormalization over the spatial axes and a per-channel affine map,
-/// Min and Max as chains of Where.
+/// ops it models, exactly: Instance- and GroupNormalization as
+/// LayerNormalization over the spatial axes and the affine map,
+/// RMSNormalization, 4-d Attention, LSTM and GRU unrolled over their
+/// sequence, Min and Max as chains of Where (lib/Dialect/ONNX/Expansion.cpp
+/// says which forms; the others stay onnx.Node).
 /// The importer applies them to every model: the expansion is what training
 /// differentiates and lowering runs.
 void populateGenericNodeExpansionPatterns(mlir::RewritePatternSet &patterns);

@@ -53,10 +53,6 @@ struct ResizeTaps {
 ResizeTaps getResizeTaps(ONNXResizeOp op, const ResizeSampling &sampling,
                          int64_t dim, int64_t inputSize);
 
-/// The number of taps per output of linear (or `cubic`) interpolation at
-/// `scale`, stretched by 1 / scale when `antialias`ing a downscale.
-int64_t getInterpolationTapCount(bool cubic, bool antialias, double scale);
-
 } // namespace vram
 
 #endif // VRAM_DIALECT_ONNX_RESIZESAMPLING_H
