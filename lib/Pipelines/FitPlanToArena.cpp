@@ -79,6 +79,13 @@ static std::optional<uint64_t> lowerAndCount(ModuleOp planned) {
 }
 
 namespace {
+/// A planned copy of the module, with vram-plan's report when print-plan is
+/// on.
+struct PlannedModule {
+  OwningOpRef<ModuleOp> module;
+  std::string report;
+};
+
 struct FitPlanToArenaPass
     : public vram::impl::FitPlanToArenaPassBase<FitPlanToArenaPass> {
   using Base::Base;
@@ -87,11 +94,11 @@ struct FitPlanToArenaPass
   /// vram-verify-plan) with `planner`; diagnostics go to the caller's
   /// handler. When no plan meets `target`, `unmet` (if given) gets
   /// vram-plan's numbers.
-  FailureOr<OwningOpRef<ModuleOp>>
-  planUnder(uint64_t target, bool print,
+  FailureOr<PlannedModule>
+  planUnder(uint64_t target,
             std::optional<vram::UnmetBudgetError> *unmet = nullptr,
             StringRef planner = "fast") {
-    OwningOpRef<ModuleOp> planned = getOperation().clone();
+    PlannedModule planned{getOperation().clone(), ""};
     vram::PlanPassOptions plan;
     plan.budget = std::to_string(target);
     plan.planner = planner.str();
@@ -99,16 +106,17 @@ struct FitPlanToArenaPass
     plan.allowOffload = allowOffload;
     plan.allowReorder = allowReorder;
     plan.maxOverhead = maxOverhead;
-    plan.printPlan = print;
+    plan.printPlan = printPlan;
     vram::VerifyPlanPassOptions verify;
     verify.budget = plan.budget;
     PassManager pm(&getContext(), ModuleOp::getOperationName());
-    pm.addPass(vram::createPlanPass(plan));
+    llvm::raw_string_ostream report(planned.report);
+    pm.addPass(vram::createPlanPass(plan, report));
     pm.addPass(vram::createVerifyPlanPass(verify));
-    if (succeeded(pm.run(*planned)))
+    if (succeeded(pm.run(*planned.module)))
       return planned;
     if (unmet)
-      planned->walk([&](FunctionOpInterface func) {
+      planned.module->walk([&](FunctionOpInterface func) {
         if (!*unmet)
           *unmet = vram::readUnmetBudget(func);
       });
@@ -116,23 +124,23 @@ struct FitPlanToArenaPass
   }
 
   /// Plans quietly under `target`; the plan, or none.
-  FailureOr<OwningOpRef<ModuleOp>>
+  FailureOr<PlannedModule>
   planQuietly(uint64_t target,
               std::optional<vram::UnmetBudgetError> *unmet = nullptr,
               StringRef planner = "fast") {
     ScopedDiagnosticHandler quiet(&getContext(),
                                   [](Diagnostic &) { return success(); });
-    return planUnder(target, false, unmet, planner);
+    return planUnder(target, unmet, planner);
   }
 
   /// The smallest budget whose lowered program the fit meets for sure: the
   /// planner's smallest live-byte budget `smallest`, raised to the device
   /// bytes of its plan once lowered (fitToArena falls back to that plan).
   uint64_t smallestLoweredBudget(uint64_t smallest) {
-    FailureOr<OwningOpRef<ModuleOp>> floorPlan = planQuietly(smallest);
+    FailureOr<PlannedModule> floorPlan = planQuietly(smallest);
     if (failed(floorPlan))
       return smallest;
-    std::optional<uint64_t> bytes = lowerAndCount(**floorPlan);
+    std::optional<uint64_t> bytes = lowerAndCount(*floorPlan->module);
     return std::max(smallest, bytes.value_or(0));
   }
 
@@ -189,12 +197,6 @@ struct FitPlanToArenaPass
     return peak;
   }
 
-  /// The plan fitToArena keeps: the target and planner it was made with.
-  struct Fitted {
-    uint64_t target;
-    StringRef planner;
-  };
-
   /// How one line of the fit ended.
   struct LineEnd {
     /// The target of the plan left in `planned` when it fits.
@@ -208,8 +210,8 @@ struct FitPlanToArenaPass
   /// One line of the fit: lowers `planned` (made with `planner` for the
   /// budget) and, while the program exceeds `budgetBytes`, plans with
   /// `planner` under lower targets, `attempts` plans in all.
-  LineEnd fitLine(FailureOr<OwningOpRef<ModuleOp>> &planned,
-                  uint64_t budgetBytes, StringRef planner) {
+  LineEnd fitLine(FailureOr<PlannedModule> &planned, uint64_t budgetBytes,
+                  StringRef planner) {
     // Targets below the budget: the highest whose lowered program was seen
     // to exceed the budget, and the highest no plan was found for.
     uint64_t target = budgetBytes, tooHigh = budgetBytes, tooLow = 0;
@@ -217,7 +219,7 @@ struct FitPlanToArenaPass
     for (unsigned attempt = 1;; ++attempt) {
       uint64_t excess = 0;
       if (succeeded(planned)) {
-        std::optional<uint64_t> bytes = lowerAndCount(**planned);
+        std::optional<uint64_t> bytes = lowerAndCount(*planned->module);
         ++end.lowered;
         if (!bytes || *bytes <= budgetBytes) {
           end.fitted = target;
@@ -229,7 +231,7 @@ struct FitPlanToArenaPass
         // The next target is lower by the excess; a plan often peaks below
         // its target, and a target still above that peak gives the same
         // plan, so then it is the peak that is lowered by the excess.
-        uint64_t peak = plannedPeak(**planned);
+        uint64_t peak = plannedPeak(*planned->module);
         if (tooHigh - std::min(tooHigh, excess) >= peak)
           tooHigh = peak;
       } else {
@@ -247,39 +249,39 @@ struct FitPlanToArenaPass
   }
 
   /// Plans again under lower targets until `planned`'s lowered program
-  /// fits `budgetBytes`, and returns the target and planner of the plan
-  /// kept; last of all the planner's smallest budget, so every budget the
+  /// fits `budgetBytes`, and returns the target of the plan it leaves
+  /// there; last of all the planner's smallest budget, so every budget the
   /// error of emitUnmet names is met. A module that does not lower keeps its
   /// plan, with a warning.
-  FailureOr<Fitted> fitToArena(FailureOr<OwningOpRef<ModuleOp>> &planned,
-                               uint64_t budgetBytes) {
-    auto unchecked = [&](uint64_t target, StringRef planner) {
+  FailureOr<uint64_t> fitToArena(FailureOr<PlannedModule> &planned,
+                                 uint64_t budgetBytes) {
+    auto unchecked = [&](uint64_t target) {
       getOperation().emitWarning()
           << "the planned program does not lower to buffers here, so its "
              "arena was not checked against the budget";
-      return Fitted{target, planner};
+      return target;
     };
     LineEnd drops = fitLine(planned, budgetBytes, "fast");
     if (drops.unlowerable)
-      return unchecked(*drops.fitted, "fast");
+      return unchecked(*drops.fitted);
     if (drops.fitted && drops.lowered == 1)
-      return Fitted{*drops.fitted, "fast"};
+      return *drops.fitted;
     // The drops chosen ahead make the cheaper plans in live bytes, but
     // their arena can pack with more holes (ResNet-50's momentum step at
     // half its peak: 19.6 MB over the plan's live bytes, the replay's own
     // plan 5.3 MB), and lower targets can cost them much more. Where their
     // first plan missed, the replay's own plans compete.
-    FailureOr<OwningOpRef<ModuleOp>> replayPlanned =
+    FailureOr<PlannedModule> replayPlanned =
         planQuietly(budgetBytes, nullptr, "fast-replay");
     LineEnd replay = fitLine(replayPlanned, budgetBytes, "fast-replay");
     if (replay.fitted && !replay.unlowerable &&
-        (!drops.fitted ||
-         addedSeconds(**replayPlanned) < addedSeconds(**planned))) {
+        (!drops.fitted || addedSeconds(*replayPlanned->module) <
+                              addedSeconds(*planned->module))) {
       planned = std::move(replayPlanned);
-      return Fitted{*replay.fitted, "fast-replay"};
+      return *replay.fitted;
     }
     if (drops.fitted)
-      return Fitted{*drops.fitted, "fast"};
+      return *drops.fitted;
 
     std::optional<vram::UnmetBudgetError> floor = plannerFloor();
     if (!floor)
@@ -307,11 +309,11 @@ struct FitPlanToArenaPass
     }
     std::optional<uint64_t> bytes;
     if (succeeded(planned)) {
-      bytes = lowerAndCount(**planned);
+      bytes = lowerAndCount(*planned->module);
       if (!bytes)
-        return unchecked(floor->smallestBudget, "fast");
+        return unchecked(floor->smallestBudget);
       if (*bytes <= budgetBytes)
-        return Fitted{floor->smallestBudget, "fast"};
+        return floor->smallestBudget;
     }
     emitUnmet(budgetBytes, *floor, bytes);
     return failure();
@@ -336,28 +338,25 @@ struct FitPlanToArenaPass
     // no plan meets is reported with the smallest budget the lowered
     // program meets; other errors are vram-plan's, planned again aloud.
     std::optional<vram::UnmetBudgetError> unmet;
-    FailureOr<OwningOpRef<ModuleOp>> planned =
-        checkArena ? planQuietly(budgetBytes, &unmet)
-                   : planUnder(budgetBytes, false);
+    FailureOr<PlannedModule> planned =
+        checkArena ? planQuietly(budgetBytes, &unmet) : planUnder(budgetBytes);
     if (failed(planned)) {
       if (unmet)
         emitUnmet(budgetBytes, *unmet);
       else if (checkArena)
-        (void)planUnder(budgetBytes, false);
+        (void)planUnder(budgetBytes);
       return signalPassFailure();
     }
-    Fitted kept{budgetBytes, "fast"};
+    uint64_t target = budgetBytes;
     if (checkArena) {
-      FailureOr<Fitted> fitted = fitToArena(planned, budgetBytes);
+      FailureOr<uint64_t> fitted = fitToArena(planned, budgetBytes);
       if (failed(fitted))
         return signalPassFailure();
-      kept = *fitted;
+      target = *fitted;
     }
-    uint64_t target = kept.target;
 
     if (printPlan) {
-      if (failed(planUnder(target, true, nullptr, kept.planner)))
-        return signalPassFailure();
+      llvm::outs() << planned->report;
       if (target != budgetBytes)
         llvm::outs() << "  planned under " << vram::formatBudget(target)
                      << " so that the lowered program, whose arena packs "
@@ -366,12 +365,12 @@ struct FitPlanToArenaPass
     }
     // The budget asked for, which the planned peak and the lowered program
     // both meet, is what reports and vram-verify-plan check.
-    (*planned)->walk([&](FunctionOpInterface func) {
+    planned->module->walk([&](FunctionOpInterface func) {
       if (func->hasAttr(vram::VramDialect::kBudgetAttrName))
         func->setAttr(vram::VramDialect::kBudgetAttrName,
                       Builder(&getContext()).getI64IntegerAttr(budgetBytes));
     });
-    module.getBodyRegion().takeBody((*planned)->getBodyRegion());
+    module.getBodyRegion().takeBody(planned->module->getBodyRegion());
   }
 };
 } // namespace

@@ -14,14 +14,22 @@
 // recompute time.
 //
 // One step of the cascade is modelled: the rerun needs the producer's inputs,
-// and an input the schedule no longer keeps by then (the producer was its
+// and every input the schedule no longer keeps by then (the producer was its
 // last reader) is either still resident wherever x is absent, which eats
 // into what dropping x saves, or rebuilt inside the gap by a rerun of its own
-// producer (e.g. a ReLU output is rebuilt from the batch norm before it).
-// Beyond that step the memory of the reruns and of the inputs they need is
-// ignored, which is where it is loose. The choice is an integer program with
-// one or two binaries per gap that matters; the solver's optimum, or its best
-// bound when it runs out of time, bounds the real optimum from below.
+// producer (e.g. a ReLU output is rebuilt from the batch norm before it; a
+// weight gradient waiting for the update needs both the activation and the
+// output gradient it was made from), and so on for the rebuilt input's
+// producer, a few levels deep. Below that the memory of the reruns and of the
+// inputs they need is ignored, and so are inputs that die inside a gap, which
+// is where it is loose. What a plan keeps at any moment of the gap is a cut
+// of that tree of inputs (every path from x down to the depth limit passes a
+// resident tensor), so its saving there is at most what the lightest of
+// those cuts saves, at most the reruns the plan pays: choosing that cut
+// keeps the choice a relaxation. The choice is an integer program with one
+// binary per gap that matters and one per input it may rebuild; the solver's
+// optimum, or its best bound when it runs out of time, bounds the real
+// optimum from below.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +39,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 
 using namespace vram::planner;
 using namespace vram::planner::detail;
@@ -126,32 +135,35 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
     return result;
   }
 
-  // The input of x's producer whose rebuild the relaxation models: one that
-  // producer reads last (dead throughout x's gaps; an op reading it earlier,
-  // as a forward layer reads the activation its weight gradient reads
-  // again, does not matter), where the producer has no other output (so no
-  // other gap variable counts the input's bytes at the same op); the
-  // largest such.
-  auto cascadeInput = [&](TensorId x) -> std::optional<TensorId> {
+  // The inputs of x's producer that the producer reads last, so that they
+  // are dead throughout x's gaps (an op reading one earlier, as a forward
+  // layer reads the activation its weight gradient reads again, does not
+  // matter), where the producer has no other output (so no other gap
+  // variable counts an input's bytes at the same op).
+  auto deadInputs = [&](TensorId x) {
+    llvm::SmallVector<TensorId, 2> dead;
     OpId producerId = *graph.tensor(x).producer;
     const PlanOp &producer = graph.op(producerId);
-    std::optional<TensorId> chosen;
     if (producer.outputs.size() != 1)
-      return chosen;
+      return dead;
     for (TensorId input : producer.inputs) {
       const PlanTensor &candidate = graph.tensor(input);
-      if (canDrop(input) && candidate.category != TensorCategory::Output &&
+      if (!graph.isPersistent(input) && !graph.mustStayResident(input) &&
+          candidate.category != TensorCategory::Output &&
           candidate.consumers.back() == producerId &&
-          (!chosen || candidate.bytes > graph.tensor(*chosen).bytes))
-        chosen = input;
+          !llvm::is_contained(dead, input))
+        dead.push_back(input);
     }
-    return chosen;
+    return dead;
   };
 
   // Per gap that crosses an op with a need: a binary "x is absent somewhere
-  // in the gap", or with a cascade input i two exclusive ones, "absent with
-  // i resident" (saves bytes(x) - bytes(i); omitted when that is not
-  // positive) and "absent with i rebuilt" (also pays i's share of a rerun).
+  // in the gap and its producer reruns there", which keeps every dead input
+  // of that producer resident (saves bytes(x) less theirs), and per dead
+  // input that can be rebuilt a binary "rebuilt inside the gap" (gives its
+  // bytes back, pays its share of a rerun), chosen only with the one above
+  // it and expanded alike, kCascadeDepth levels deep. An input that cannot be
+  // rebuilt stays.
   MilpModel milp;
   std::vector<llvm::SmallVector<std::pair<int, double>>> rows(n);
   double costUnit = solverCostUnit(graph.totalCost(), n);
@@ -162,26 +174,39 @@ vram::planner::recomputeLowerBound(const PlanningGraph &graph, uint64_t budget,
         rows[t].push_back({column, savedBytes / double(budget)});
     return column;
   };
+  constexpr unsigned kCascadeDepth = 4;
+  // The column of `x` rebuilt within `gap`, `depth` levels below the gap's
+  // tensor; none when nothing under it can save bytes.
+  std::function<std::optional<int>(TensorId, const Gap &, unsigned)>
+      addRebuild = [&](TensorId x, const Gap &gap,
+                       unsigned depth) -> std::optional<int> {
+    const PlanTensor &tensor = graph.tensor(x);
+    llvm::SmallVector<TensorId, 2> dead;
+    if (depth < kCascadeDepth)
+      dead = deadInputs(x);
+    double keptBytes = 0, stuckBytes = 0;
+    for (TensorId input : dead) {
+      keptBytes += graph.tensor(input).bytes;
+      if (!canDrop(input))
+        stuckBytes += graph.tensor(input).bytes;
+    }
+    // What stays however the inputs come back outweighs x.
+    if (double(tensor.bytes) <= stuckBytes)
+      return std::nullopt;
+    int column = addDrop(gap, rerunShare(*tensor.producer),
+                         double(tensor.bytes) - keptBytes);
+    for (TensorId input : dead)
+      if (canDrop(input))
+        if (std::optional<int> rebuilt = addRebuild(input, gap, depth + 1))
+          milp.addRow({{*rebuilt, 1.0}, {column, -1.0}}, -kNoLimit, 0);
+    return column;
+  };
   for (const Gap &gap : gaps) {
     bool useful = false;
     for (OpId t = gap.first; t <= gap.last && !useful; ++t)
       useful = need[t] > 0;
-    if (!useful)
-      continue;
-    const PlanTensor &tensor = graph.tensor(gap.tensor);
-    double rerun = rerunShare(*tensor.producer);
-    std::optional<TensorId> input = cascadeInput(gap.tensor);
-    if (!input) {
-      addDrop(gap, rerun, tensor.bytes);
-      continue;
-    }
-    const PlanTensor &dead = graph.tensor(*input);
-    int rebuilt =
-        addDrop(gap, rerun + rerunShare(*dead.producer), tensor.bytes);
-    if (tensor.bytes > dead.bytes) {
-      int kept = addDrop(gap, rerun, double(tensor.bytes - dead.bytes));
-      milp.addRow({{rebuilt, 1.0}, {kept, 1.0}}, -kNoLimit, 1);
-    }
+    if (useful)
+      (void)addRebuild(gap.tensor, gap, 0);
   }
   for (OpId t = 0; t < n; ++t)
     if (need[t] > 0)

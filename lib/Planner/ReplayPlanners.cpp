@@ -11,6 +11,7 @@
 #include "Replay.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Parallel.h"
 
 #include <algorithm>
 #include <cmath>
@@ -136,6 +137,17 @@ struct FastAttempt {
 };
 } // namespace
 
+/// `attempt(0)` .. `attempt(count - 1)`, replays independent of one another,
+/// run on all cores; the results in that order, so that whoever picks among
+/// them picks as a sequential loop would.
+static std::vector<std::optional<FastAttempt>>
+attemptEach(size_t count,
+            llvm::function_ref<std::optional<FastAttempt>(size_t)> attempt) {
+  std::vector<std::optional<FastAttempt>> results(count);
+  llvm::parallelFor(0, count, [&](size_t i) { results[i] = attempt(i); });
+  return results;
+}
+
 /// One replay at `budget`, with the persistent tensors `startOnHost` marks
 /// in host memory, or guided by drops chosen ahead (selectDrops with
 /// `ranking`; none when it chooses none).
@@ -204,15 +216,21 @@ lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
                   bool dropsAhead) {
   uint64_t low = memoryLowerBound(graph, llvm::is_contained(startOnHost, true));
   std::optional<FastAttempt> best;
-  auto fits = [&](uint64_t budget) {
+  auto attemptAt = [&](uint64_t budget) -> std::optional<FastAttempt> {
     std::optional<FastAttempt> attempt =
         attemptPlainOrGuided(graph, budget, device, dropsAhead, startOnHost);
     if (!attempt || attempt->peak > budget)
+      return std::nullopt;
+    return attempt;
+  };
+  auto keepLowest = [&](std::optional<FastAttempt> attempt) {
+    if (!attempt)
       return false;
     if (!best || attempt->peak < best->peak)
       best = std::move(attempt);
     return true;
   };
+  auto fits = [&](uint64_t budget) { return keepLowest(attemptAt(budget)); };
   if (fits(low))
     return best;
   if (!fits(ceiling))
@@ -220,8 +238,12 @@ lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
   // A scan first: replays are not monotone in the budget, and a bisection
   // alone can step over the targets a low plan comes from.
   constexpr unsigned kScan = 32;
-  for (uint64_t i = 1, top = best->peak; i < kScan; ++i)
-    fits(top - (top - low) / kScan * i);
+  uint64_t top = best->peak;
+  for (std::optional<FastAttempt> &attempt :
+       attemptEach(kScan - 1, [&](size_t i) {
+         return attemptAt(top - (top - low) / kScan * (i + 1));
+       }))
+    keepLowest(std::move(attempt));
   // Invariant: low does not fit, best->peak fits.
   uint64_t high = best->peak;
   while (high > low && high - low > std::max<uint64_t>(1, high / 1000)) {
@@ -325,8 +347,8 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
     if (attempt && (!best || attempt->overhead < best->overhead))
       best = std::move(attempt);
   };
-  consider(attemptFast(graph, budget, device));
-  bool aimedMet = best.has_value();
+  // The plain replay first, then one guided by the drops of each ranking.
+  std::vector<DropRanking> rankings;
   // The exponents of selectDrops' ranking tried. The greedy cover is
   // sensitive to it, and not monotonically: on the kit's training steps at
   // 50% of their peaks the cheapest plans come from 0.5 (DenseNet-121), 0.8
@@ -341,8 +363,17 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
   if (dropsAhead)
     for (bool earlyReruns : {false, true})
       for (double exponent : kExcessExponents)
-        consider(attemptFast(graph, budget, device, {}, /*guided=*/true,
-                             DropRanking{exponent, earlyReruns}));
+        rankings.push_back(DropRanking{exponent, earlyReruns});
+  std::vector<std::optional<FastAttempt>> attempts =
+      attemptEach(1 + rankings.size(), [&](size_t i) {
+        if (i == 0)
+          return attemptFast(graph, budget, device);
+        return attemptFast(graph, budget, device, {}, /*guided=*/true,
+                           rankings[i - 1]);
+      });
+  bool aimedMet = attempts.front().has_value();
+  for (std::optional<FastAttempt> &attempt : attempts)
+    consider(std::move(attempt));
   // Where the plain replay runs into a dead end, one aimed lower can still
   // cost less than the guided one.
   uint64_t low = memoryLowerBound(graph);
@@ -406,10 +437,13 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
   // does not cost more than a smaller one the planner also tried.
   constexpr unsigned kTargets = 8;
   uint64_t low = memoryLowerBound(graph, device.canOffload());
-  for (unsigned i = 1; budget > low && i < kTargets; ++i)
-    if (std::optional<FastAttempt> lower =
-            attemptFast(graph, budget - (budget - low) / kTargets * i, device);
-        lower && lower->peak <= budget && lower->overhead < attempt->overhead)
+  std::vector<std::optional<FastAttempt>> lowerAttempts =
+      attemptEach(budget > low ? kTargets - 1 : 0, [&](size_t i) {
+        return attemptFast(graph, budget - (budget - low) / kTargets * (i + 1),
+                           device);
+      });
+  for (std::optional<FastAttempt> &lower : lowerAttempts)
+    if (lower && lower->peak <= budget && lower->overhead < attempt->overhead)
       attempt = std::move(lower);
   // A program the simulator rejects is a planner bug, reported as is.
   llvm::Expected<Plan> plan = buildFastPlan(graph, std::move(*attempt), device);

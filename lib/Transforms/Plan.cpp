@@ -31,6 +31,9 @@ namespace {
 struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
   using PlanPassBase::PlanPassBase;
 
+  /// Where print-plan writes; stdout when null.
+  llvm::raw_ostream *planReport = nullptr;
+
   void runOnOperation() override {
     // Collected first: planning rewrites function bodies.
     SmallVector<FunctionOpInterface> funcs;
@@ -94,8 +97,9 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
     PlanSummary summary = summarizePlan(best->planning, best->plan, budgetBytes,
                                         analysis.getPeakBytes(), *profile);
     if (printPlan)
-      printPlanReport(llvm::outs(), func.getName(), best->planning,
-                      best->plan, summary, *profile, allowOffload);
+      printPlanReport(planReport ? *planReport : llvm::outs(), func.getName(),
+                      best->planning, best->plan, summary, *profile,
+                      allowOffload);
     double overhead = best->plan.simulation.overhead();
     AppliedPlanStats applied = applyPlan(body, best->planning, best->plan);
     recomputedOps += applied.recomputedOps;
@@ -129,3 +133,10 @@ struct PlanPass : public vram::impl::PlanPassBase<PlanPass> {
   }
 };
 } // namespace
+
+std::unique_ptr<Pass> vram::createPlanPass(const PlanPassOptions &options,
+                                           llvm::raw_ostream &planReport) {
+  auto pass = std::make_unique<PlanPass>(options);
+  pass->planReport = &planReport;
+  return pass;
+}
