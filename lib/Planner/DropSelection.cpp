@@ -281,21 +281,24 @@ DropSelector::effectOf(const Candidate &c, bool rebuildDead, bool early) const {
 }
 
 int64_t DropSelector::gain(llvm::ArrayRef<Change> changes) const {
-  OpId first = changes.front().first, last = changes.front().last;
+  // The changes' ends in op order (a handful), swept along the ops they
+  // span: (op, delta) where the running change steps by delta.
+  llvm::SmallVector<std::pair<OpId, int64_t>, 8> steps;
   for (const Change &change : changes) {
-    first = std::min(first, change.first);
-    last = std::max(last, change.last);
+    steps.push_back({change.first, change.delta});
+    steps.push_back({change.last + 1, -change.delta});
   }
-  std::vector<int64_t> delta(last - first + 2);
-  for (const Change &change : changes) {
-    delta[change.first - first] += change.delta;
-    delta[change.last - first + 1] -= change.delta;
-  }
-  work += last - first + 1;
+  llvm::sort(steps);
   int64_t removed = 0, running = 0;
-  for (OpId op = first; op <= last; ++op) {
-    running += delta[op - first];
-    removed += excessAt(op) - std::max<int64_t>(0, live[op] + running - budget);
+  for (size_t i = 0; i + 1 < steps.size(); ++i) {
+    running += steps[i].second;
+    OpId end = steps[i + 1].first;
+    work += end - steps[i].first;
+    if (running == 0)
+      continue;
+    for (OpId op = steps[i].first; op < end; ++op)
+      removed +=
+          excessAt(op) - std::max<int64_t>(0, live[op] + running - budget);
   }
   return removed;
 }
