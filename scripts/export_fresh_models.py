@@ -23,8 +23,13 @@ Models (random weights, torch.manual_seed(0) before each; static shapes):
   sdpa_gpt            GPT decoder: F.scaled_dot_product_attention with is_causal and with a float
                       attn_mask (input `attn_bias`), tied LM head, GELU (tanh)
   vit, convnext, swin torchvision code, small configurations
-  regnet_y_400mf, shufflenet_v2_x0_5, mnasnet0_5, mobilenet_v3_small
+  regnet_y_400mf, shufflenet_v2_x0_5, mnasnet0_5, mobilenet_v3_small,
+  squeezenet1_1, googlenet, resnext50_32x4d, efficientnet_v2_s
                       torchvision, at 2x3x128x128
+  deeplabv3           torchvision DeepLabV3 (MobileNetV3-large backbone), its "out" map
+  r3d_18              torchvision video ResNet (3-d convolutions), a 1x3x8x64x64 clip
+  maxvit_t            torchvision MaxViT-T at 1x3x224x224 (block and grid attention)
+  audio_encoder       Whisper-style: Conv1d + GELU, learned positions, pre-norm encoder
   t5                  HF transformers T5, tiny config, eager attention
   torch_transformer   nn.Transformer encoder-decoder (norm_first, GELU, causal tgt mask)
   unet, unet_bn       U-Net with GroupNorm+SiLU in its two deepest levels / BatchNorm throughout
@@ -296,6 +301,36 @@ def torchvision_cnn(arch):
     return lambda: (getattr(torchvision.models, arch)(), images(2, 128))
 
 
+class SegmentationOut(nn.Module):
+    """A torchvision segmentation model's "out" map alone (it returns a dict)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+class AudioEncoder(nn.Module):
+    """Whisper-style encoder: two Conv1d + GELU over mel frames (the second
+    strided), sinusoid-free learned positions, pre-norm Transformer layers."""
+
+    def __init__(self, mels=32, d=64, frames=100, layers=2):
+        super().__init__()
+        self.conv1 = nn.Conv1d(mels, d, 3, padding=1)
+        self.conv2 = nn.Conv1d(d, d, 3, stride=2, padding=1)
+        self.positions = nn.Parameter(torch.randn(frames // 2, d) * 0.02)
+        layer = nn.TransformerEncoderLayer(d, 4, 4 * d, dropout=0.0, activation="gelu", batch_first=True,
+                                           norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, mel):
+        x = F.gelu(self.conv2(F.gelu(self.conv1(mel)))).transpose(1, 2) + self.positions
+        return self.head(self.encoder(x).mean(dim=1))
+
+
 def double_conv(cin, cout, group_norm=False):
     norm = (lambda c: nn.GroupNorm(8, c)) if group_norm else nn.BatchNorm2d
     act = nn.SiLU if group_norm else nn.ReLU
@@ -383,6 +418,15 @@ MODELS = {
     "shufflenet_v2_x0_5": torchvision_cnn("shufflenet_v2_x0_5"),
     "mnasnet0_5": torchvision_cnn("mnasnet0_5"),
     "mobilenet_v3_small": torchvision_cnn("mobilenet_v3_small"),
+    "squeezenet1_1": torchvision_cnn("squeezenet1_1"),
+    "googlenet": torchvision_cnn("googlenet"),
+    "resnext50_32x4d": torchvision_cnn("resnext50_32x4d"),
+    "efficientnet_v2_s": torchvision_cnn("efficientnet_v2_s"),
+    "deeplabv3": lambda: (SegmentationOut(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large(
+        weights=None, weights_backbone=None)), images(2, 128)),
+    "r3d_18": lambda: (torchvision.models.video.r3d_18(), {"clip": torch.randn(1, 3, 8, 64, 64)}),
+    "maxvit_t": lambda: (torchvision.models.maxvit_t(), images(1, 224)),
+    "audio_encoder": lambda: (AudioEncoder(), {"mel": torch.randn(2, 32, 100)}),
     "t5": t5,
     "torch_transformer": torch_transformer,
     "unet": lambda: (UNet(group_norm=True), images(2, 64)),
