@@ -1,9 +1,10 @@
 //===- VramCpuKernels.cpp - Heavy CPU ops through BLAS --------------------===//
 //
 // The functions vram-call-cpu-kernels puts in place of f32 linalg.matmul
-// (transposed operands included), linalg.batch_matmul,
-// linalg.conv_2d_nchw_fchw and (grouped) linalg.conv_2d_ngchw_gfchw on the
-// CPU path, on CBLAS (OpenBLAS from Debian). They take memref descriptors as
+// (transposed operands included), linalg.batch_matmul, the 1-d, 2-d and 3-d
+// linalg convolutions (conv_1d_ncw_fcw, conv_2d_nchw_fchw,
+// conv_3d_ncdhw_fcdhw) and the grouped linalg.conv_2d_ngchw_gfchw on the CPU
+// path, on CBLAS (OpenBLAS from Debian). They take memref descriptors as
 // MLIR's C interface passes them (`_mlir_ciface_<name>`, a pointer per memref)
 // and, like the linalg ops they replace, accumulate into the output. The pass
 // only calls them on contiguous row-major memrefs (the identity layout), so
@@ -42,61 +43,94 @@ void accumulateProduct(const float *a, const float *b, float *c, int64_t m,
               transA ? m : k, b, transB ? k : n, 1.0f, c, n);
 }
 
-/// The sizes and steps of one 2-d convolution: an image of C channels,
-/// H x W, convolved with F filters of C x KH x KW into F x OH x OW.
+/// The sizes and steps of one convolution with up to three spatial dims
+/// (depth, height, width; a missing dim has size, kernel, stride and
+/// dilation 1): an image of C channels convolved with F filters of
+/// C x KD x KH x KW into F x OD x OH x OW.
 struct ConvShape {
-  int64_t channels, height, width;
-  int64_t features, kernelH, kernelW;
-  int64_t outH, outW;
-  int64_t strideH, strideW, dilationH, dilationW;
+  int64_t channels, features;
+  int64_t in[3], kernel[3], out[3], stride[3], dilation[3];
 };
 
-/// output[f, oh, ow] += sum over c, kh, kw of
-///   image[c, oh * sh + kh * dh, ow * sw + kw * dw] * filter[f, c, kh, kw]
-/// for one image (already padded). One input channel (a depthwise
+/// The ConvShape of an N x C x <spatial> input, F x C x <kernel> filter and
+/// N x F x <out> output (memref sizes, the batch and group dims already
+/// dropped by the caller: `channels`, `features` and the Spatial trailing
+/// sizes of each) with the given strides and dilations.
+template <int Spatial>
+ConvShape makeConvShape(int64_t channels, int64_t features,
+                        const int64_t *inSizes, const int64_t *kernelSizes,
+                        const int64_t *outSizes, const int64_t *strides,
+                        const int64_t *dilations) {
+  ConvShape s{channels,  features,  {1, 1, 1}, {1, 1, 1},
+              {1, 1, 1}, {1, 1, 1}, {1, 1, 1}};
+  for (int i = 0; i < Spatial; ++i) {
+    int d = 3 - Spatial + i;
+    s.in[d] = inSizes[i];
+    s.kernel[d] = kernelSizes[i];
+    s.out[d] = outSizes[i];
+    s.stride[d] = strides[i];
+    s.dilation[d] = dilations[i];
+  }
+  return s;
+}
+
+/// output[f, o] += sum over c and k of
+///   image[c, o * stride + k * dilation] * filter[f, c, k]
+/// for one image (already padded), o and k ranging over the spatial dims.
+/// One input channel in a 2-d or 1-d convolution (a depthwise
 /// convolution's group) is a direct loop per filter tap, along the output
-/// rows; otherwise the filter as an F x (C KH KW) matrix times the image
-/// unfolded into (C KH KW) x (OH OW) columns (im2col) in `unfolded`, which a
-/// 1x1 filter with unit strides does not need.
+/// rows; otherwise the filter as an F x (C KD KH KW) matrix times the image
+/// unfolded into (C KD KH KW) x (OD OH OW) columns (im2col) in `unfolded`,
+/// which a 1x1x1 filter with unit strides does not need.
 void convolveImage(const float *image, const float *filter, float *output,
                    const ConvShape &s, std::vector<float> &unfolded) {
-  int64_t columns = s.outH * s.outW;
-  if (s.channels == 1) {
+  int64_t columns = s.out[0] * s.out[1] * s.out[2];
+  if (s.channels == 1 && s.in[0] == 1) {
     // Every tap of a filter into one output row while the row is in cache
     // (tap by tap over the whole plane read and wrote it once per tap).
+    int64_t kernelH = s.kernel[1], kernelW = s.kernel[2];
+    int64_t outH = s.out[1], outW = s.out[2], width = s.in[2];
     for (int64_t f = 0; f < s.features; ++f)
-      for (int64_t oh = 0; oh < s.outH; ++oh) {
-        float *out = output + f * columns + oh * s.outW;
-        for (int64_t kh = 0; kh < s.kernelH; ++kh)
-          for (int64_t kw = 0; kw < s.kernelW; ++kw) {
-            float weight = filter[(f * s.kernelH + kh) * s.kernelW + kw];
+      for (int64_t oh = 0; oh < outH; ++oh) {
+        float *out = output + f * columns + oh * outW;
+        for (int64_t kh = 0; kh < kernelH; ++kh)
+          for (int64_t kw = 0; kw < kernelW; ++kw) {
+            float weight = filter[(f * kernelH + kh) * kernelW + kw];
             const float *in = image +
-                              (oh * s.strideH + kh * s.dilationH) * s.width +
-                              kw * s.dilationW;
-            if (s.strideW == 1)
-              for (int64_t ow = 0; ow < s.outW; ++ow)
+                              (oh * s.stride[1] + kh * s.dilation[1]) * width +
+                              kw * s.dilation[2];
+            if (s.stride[2] == 1)
+              for (int64_t ow = 0; ow < outW; ++ow)
                 out[ow] += weight * in[ow];
             else
-              for (int64_t ow = 0; ow < s.outW; ++ow)
-                out[ow] += weight * in[ow * s.strideW];
+              for (int64_t ow = 0; ow < outW; ++ow)
+                out[ow] += weight * in[ow * s.stride[2]];
           }
       }
     return;
   }
-  int64_t rows = s.channels * s.kernelH * s.kernelW;
-  if (s.kernelH != 1 || s.kernelW != 1 || s.strideH != 1 || s.strideW != 1) {
+  int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  int64_t rows = s.channels * taps;
+  bool pointwise =
+      taps == 1 && s.stride[0] == 1 && s.stride[1] == 1 && s.stride[2] == 1;
+  if (!pointwise) {
     unfolded.resize(rows * columns);
     float *column = unfolded.data();
+    int64_t plane = s.in[1] * s.in[2];
     for (int64_t c = 0; c < s.channels; ++c)
-      for (int64_t kh = 0; kh < s.kernelH; ++kh)
-        for (int64_t kw = 0; kw < s.kernelW; ++kw)
-          for (int64_t oh = 0; oh < s.outH; ++oh) {
-            const float *row = image + c * s.height * s.width +
-                               (oh * s.strideH + kh * s.dilationH) * s.width +
-                               kw * s.dilationW;
-            for (int64_t ow = 0; ow < s.outW; ++ow)
-              *column++ = row[ow * s.strideW];
-          }
+      for (int64_t kd = 0; kd < s.kernel[0]; ++kd)
+        for (int64_t kh = 0; kh < s.kernel[1]; ++kh)
+          for (int64_t kw = 0; kw < s.kernel[2]; ++kw)
+            for (int64_t od = 0; od < s.out[0]; ++od)
+              for (int64_t oh = 0; oh < s.out[1]; ++oh) {
+                const float *row =
+                    image + c * s.in[0] * plane +
+                    (od * s.stride[0] + kd * s.dilation[0]) * plane +
+                    (oh * s.stride[1] + kh * s.dilation[1]) * s.in[2] +
+                    kw * s.dilation[2];
+                for (int64_t ow = 0; ow < s.out[2]; ++ow)
+                  *column++ = row[ow * s.stride[2]];
+              }
     image = unfolded.data();
   }
   accumulateProduct(filter, image, output, s.features, columns, rows);
@@ -109,6 +143,23 @@ void convolveImage(const float *image, const float *filter, float *output,
 std::vector<float> &unfoldScratch() {
   static thread_local std::vector<float> unfolded;
   return unfolded;
+}
+
+/// A convolution over a batch: input N x C x <Spatial>, filter
+/// F x C x <kernel>, output N x F x <out>, one image at a time.
+template <int Spatial>
+void convolveBatch(MemRef<Spatial + 2> *input, MemRef<Spatial + 2> *filter,
+                   MemRef<Spatial + 2> *output, const int64_t *strides,
+                   const int64_t *dilations) {
+  ConvShape s = makeConvShape<Spatial>(input->sizes[1], filter->sizes[0],
+                                       input->sizes + 2, filter->sizes + 2,
+                                       output->sizes + 2, strides, dilations);
+  int64_t imageSize = s.channels * s.in[0] * s.in[1] * s.in[2];
+  int64_t outputSize = s.features * s.out[0] * s.out[1] * s.out[2];
+  std::vector<float> &unfolded = unfoldScratch();
+  for (int64_t n = 0; n < input->sizes[0]; ++n)
+    convolveImage(input->data() + n * imageSize, filter->data(),
+                  output->data() + n * outputSize, s, unfolded);
 }
 
 } // namespace
@@ -131,21 +182,31 @@ void _mlir_ciface_vram_batch_matmul_f32(MemRef<3> *a, MemRef<3> *b,
                       c->data() + batch * m * n, m, n, k);
 }
 
-/// linalg.conv_2d_nchw_fchw: input N x C x H x W, filter F x C x KH x KW,
-/// output N x F x OH x OW, one image at a time.
+/// linalg.conv_1d_ncw_fcw: input N x C x W, filter F x C x KW.
+void _mlir_ciface_vram_conv1d_ncw_fcw_f32(MemRef<3> *input, MemRef<3> *filter,
+                                          MemRef<3> *output, int64_t stride,
+                                          int64_t dilation) {
+  convolveBatch<1>(input, filter, output, &stride, &dilation);
+}
+
+/// linalg.conv_2d_nchw_fchw: input N x C x H x W, filter F x C x KH x KW.
 void _mlir_ciface_vram_conv2d_nchw_fchw_f32(MemRef<4> *input, MemRef<4> *filter,
                                             MemRef<4> *output, int64_t strideH,
                                             int64_t strideW, int64_t dilationH,
                                             int64_t dilationW) {
-  ConvShape s{input->sizes[1],  input->sizes[2],  input->sizes[3],
-              filter->sizes[0], filter->sizes[2], filter->sizes[3],
-              output->sizes[2], output->sizes[3], strideH,
-              strideW,          dilationH,        dilationW};
-  std::vector<float> &unfolded = unfoldScratch();
-  for (int64_t n = 0; n < input->sizes[0]; ++n)
-    convolveImage(
-        input->data() + n * s.channels * s.height * s.width, filter->data(),
-        output->data() + n * s.features * s.outH * s.outW, s, unfolded);
+  int64_t strides[] = {strideH, strideW}, dilations[] = {dilationH, dilationW};
+  convolveBatch<2>(input, filter, output, strides, dilations);
+}
+
+/// linalg.conv_3d_ncdhw_fcdhw: input N x C x D x H x W, filter
+/// F x C x KD x KH x KW.
+void _mlir_ciface_vram_conv3d_ncdhw_fcdhw_f32(
+    MemRef<5> *input, MemRef<5> *filter, MemRef<5> *output, int64_t strideD,
+    int64_t strideH, int64_t strideW, int64_t dilationD, int64_t dilationH,
+    int64_t dilationW) {
+  int64_t strides[] = {strideD, strideH, strideW},
+          dilations[] = {dilationD, dilationH, dilationW};
+  convolveBatch<3>(input, filter, output, strides, dilations);
 }
 
 /// linalg.conv_2d_ngchw_gfchw, a grouped convolution: input
@@ -155,13 +216,13 @@ void _mlir_ciface_vram_conv2d_ngchw_gfchw_f32(
     MemRef<5> *input, MemRef<5> *filter, MemRef<5> *output, int64_t strideH,
     int64_t strideW, int64_t dilationH, int64_t dilationW) {
   int64_t groups = input->sizes[1];
-  ConvShape s{input->sizes[2],  input->sizes[3],  input->sizes[4],
-              filter->sizes[1], filter->sizes[3], filter->sizes[4],
-              output->sizes[3], output->sizes[4], strideH,
-              strideW,          dilationH,        dilationW};
-  int64_t imageSize = s.channels * s.height * s.width;
-  int64_t filterSize = s.features * s.channels * s.kernelH * s.kernelW;
-  int64_t outputSize = s.features * s.outH * s.outW;
+  int64_t strides[] = {strideH, strideW}, dilations[] = {dilationH, dilationW};
+  ConvShape s = makeConvShape<2>(input->sizes[2], filter->sizes[1],
+                                 input->sizes + 3, filter->sizes + 3,
+                                 output->sizes + 3, strides, dilations);
+  int64_t imageSize = s.channels * s.in[1] * s.in[2];
+  int64_t filterSize = s.features * s.channels * s.kernel[1] * s.kernel[2];
+  int64_t outputSize = s.features * s.out[1] * s.out[2];
   std::vector<float> &unfolded = unfoldScratch();
   for (int64_t n = 0; n < input->sizes[0]; ++n)
     for (int64_t g = 0; g < groups; ++g)

@@ -72,7 +72,7 @@ struct KernelCall {
 } // namespace
 
 /// The call of kernel `name` for a convolution: its strides and dilations
-/// (h, w), the ops' defaults (1) where the IR leaves them out.
+/// per spatial dim, the ops' defaults (1) where the IR leaves them out.
 template <typename ConvOp>
 static KernelCall getConvolutionCall(ConvOp conv, StringRef name) {
   KernelCall call{name, {}};
@@ -83,8 +83,7 @@ static KernelCall getConvolutionCall(ConvOp conv, StringRef name) {
 }
 
 /// The kernel that computes `op`, if one does, on contiguous f32 buffers: a
-/// matmul passes transA and transB, a convolution its strides and dilations
-/// (h, w).
+/// matmul passes transA and transB, a convolution its strides and dilations.
 static std::optional<KernelCall> getKernelCall(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() ||
       !llvm::all_of(op->getOperands(), isContiguousF32))
@@ -100,8 +99,12 @@ static std::optional<KernelCall> getKernelCall(linalg::LinalgOp op) {
     return batched.hasUserDefinedMaps()
                ? std::nullopt
                : std::optional(KernelCall{"vram_batch_matmul_f32", {}});
+  if (auto conv = dyn_cast<linalg::Conv1DNcwFcwOp>(*op))
+    return getConvolutionCall(conv, "vram_conv1d_ncw_fcw_f32");
   if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
     return getConvolutionCall(conv, "vram_conv2d_nchw_fchw_f32");
+  if (auto conv = dyn_cast<linalg::Conv3DNcdhwFcdhwOp>(*op))
+    return getConvolutionCall(conv, "vram_conv3d_ncdhw_fcdhw_f32");
   if (auto conv = dyn_cast<linalg::Conv2DNgchwGfchwOp>(*op))
     return getConvolutionCall(conv, "vram_conv2d_ngchw_gfchw_f32");
   return std::nullopt;

@@ -43,6 +43,31 @@
 // GROUPED-NEXT: [30, 31]]]]
 // GROUPED-LLVM-COUNT-2: llvm.call @vram_conv2d_ngchw_gfchw_f32(
 
+// 1-d and 3-d convolutions (conv-1d-3d.onnxtext) go through the same im2col
+// and GEMM. X3[d, h, w] = 9d + 3h + w (3 x 3 x 3), 2 x 2 x 2 filters. Y3:
+// filter 0 all ones sums eight taps, 8 (9d + 3h + w) + 4 (9 + 3 + 1) = 52 at
+// the origin, +8 per step of w, +24 of h, +72 of d, bias 0.5; filter 1 is
+// X3[d, h, w] - X3[d + 1, h + 1, w + 1] = -13, bias 1. G3: dilations
+// (2, 1, 1) read depths 0 and 2, strides (1, 1, 2) keep w = 0: 4 (0 + 18) +
+// 4 (3 + 1) + 8 (3h) = 88, 112. Y1: X1[c, w] = 5c + w (2 x 5), taps w and
+// w + 2 (dilation 2) with weights (1, 2 | 3, -1), stride 2:
+// w + 2 (w + 2) + 3 (5 + w) - (7 + w) = 5w + 12 at w = 0, 2.
+// RUN: vram-run %S/Inputs/conv-1d-3d.onnxtext --print | FileCheck %s --check-prefix=ND
+// RUN: vram-opt %S/Inputs/conv-1d-3d.onnxtext --emit=llvm | FileCheck %s --check-prefix=ND-LLVM
+// ND: output 0 'Y3'
+// ND-NEXT: {{\[\[\[\[\[}}52.5, 60.5]
+// ND-NEXT: [76.5, 84.5]]
+// ND-NEXT: {{\[\[}}124.5, 132.5]
+// ND-NEXT: [148.5, 156.5]]]
+// ND-NEXT: {{\[\[\[}}-12, -12]
+// ND: output 1 'G3'
+// ND-NEXT: {{\[\[\[\[\[}}88]
+// ND-NEXT: [112]]]]]
+// ND: output 2 'Y1'
+// ND-NEXT: {{\[\[\[}}12, 22]]]
+// ND-LLVM-COUNT-2: llvm.call @vram_conv3d_ncdhw_fcdhw_f32(
+// ND-LLVM: llvm.call @vram_conv1d_ncw_fcw_f32(
+
 // CHECK-LABEL: func.func @heavy
 func.func @heavy(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>,
                  %t: memref<8x4xf32>, %bt: memref<16x8xf32>,
@@ -78,6 +103,22 @@ func.func @heavy(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>
   // CHECK: call @vram_conv2d_ngchw_gfchw_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?x?x?x?xf32>
   linalg.conv_2d_ngchw_gfchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
     ins(%gin, %gw : memref<1x2x1x5x5xf32>, memref<2x1x1x3x3xf32>) outs(%gout : memref<1x2x1x3x3xf32>)
+  // CHECK-NOT: linalg.
+  return
+}
+
+// One stride and one dilation for a 1-d convolution, three each for a 3-d
+// one (d, h, w).
+// CHECK-LABEL: func.func @other_ranks
+// CHECK: call @vram_conv1d_ncw_fcw_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>, i64, i64) -> ()
+// CHECK: %[[SD:.*]] = arith.constant 2 : i64
+// CHECK: call @vram_conv3d_ncdhw_fcdhw_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[SD]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?x?x?x?x?xf32>
+func.func @other_ranks(%in1: memref<1x2x9xf32>, %w1: memref<4x2x3xf32>, %out1: memref<1x4x7xf32>,
+                       %in3: memref<1x2x5x5x5xf32>, %w3: memref<4x2x3x3x3xf32>, %out3: memref<1x4x2x3x3xf32>) {
+  linalg.conv_1d_ncw_fcw {strides = dense<1> : tensor<1xi64>, dilations = dense<1> : tensor<1xi64>}
+    ins(%in1, %w1 : memref<1x2x9xf32>, memref<4x2x3xf32>) outs(%out1 : memref<1x4x7xf32>)
+  linalg.conv_3d_ncdhw_fcdhw {strides = dense<[2, 1, 1]> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>}
+    ins(%in3, %w3 : memref<1x2x5x5x5xf32>, memref<4x2x3x3x3xf32>) outs(%out3 : memref<1x4x2x3x3xf32>)
   // CHECK-NOT: linalg.
   return
 }

@@ -174,7 +174,7 @@ def LowerSCFToCFPass : Pass<"vram-scf-to-cf"> {
 }
 
 def CallCPUKernelsPass : Pass<"vram-call-cpu-kernels", "mlir::ModuleOp"> {
-  let summary = "Replaces f32 matmul, batch matmul and 2-D convolution on "
+  let summary = "Replaces f32 matmul, batch matmul and convolution on "
                 "buffers by calls of BLAS-backed kernels";
   let description = [{
     The CPU path's heavy ops, the way XLA's and IREE's CPU backends route
@@ -182,11 +182,13 @@ def CallCPUKernelsPass : Pass<"vram-call-cpu-kernels", "mlir::ModuleOp"> {
     and/or B, as a Gemm's transA/transB and a weight gradient's A^T dY
     lower; the kernel takes the two flags), `linalg.batch_matmul` (default
     indexing maps),
-    `linalg.conv_2d_nchw_fchw` and the grouped `linalg.conv_2d_ngchw_gfchw`
+    `linalg.conv_1d_ncw_fcw`, `linalg.conv_2d_nchw_fchw`,
+    `linalg.conv_3d_ncdhw_fcdhw` and the grouped `linalg.conv_2d_ngchw_gfchw`
     on f32 memrefs with the identity layout in the default memory space
     become `func.call`s of `vram_matmul_f32`, `vram_batch_matmul_f32`,
-    `vram_conv2d_nchw_fchw_f32` and `vram_conv2d_ngchw_gfchw_f32` (with the
-    strides and dilations), declared with `llvm.emit_c_interface` and
+    `vram_conv1d_ncw_fcw_f32`, `vram_conv2d_nchw_fchw_f32`,
+    `vram_conv3d_ncdhw_fcdhw_f32` and `vram_conv2d_ngchw_gfchw_f32` (with
+    the strides and dilations per spatial dim), declared with `llvm.emit_c_interface` and
     defined in `libvram_cpu_kernels` (runtime/VramCpuKernels.cpp, on
     OpenBLAS's `cblas_sgemm`; convolution as im2col and one GEMM per image
     and group, or, with one input channel per group as in a depthwise
