@@ -347,7 +347,6 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
     if (attempt && (!best || attempt->overhead < best->overhead))
       best = std::move(attempt);
   };
-  // The plain replay first, then one guided by the drops of each ranking.
   std::vector<DropRanking> rankings;
   // The exponents of selectDrops' ranking tried. The greedy cover is
   // sensitive to it, and not monotonically: on the kit's training steps at
@@ -364,6 +363,7 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
     for (bool earlyReruns : {false, true})
       for (double exponent : kExcessExponents)
         rankings.push_back(DropRanking{exponent, earlyReruns});
+  // The plain replay first, then one guided by the drops of each ranking.
   std::vector<std::optional<FastAttempt>> attempts =
       attemptEach(1 + rankings.size(), [&](size_t i) {
         if (i == 0)
