@@ -50,6 +50,12 @@ void accumulateProduct(const float *a, const float *b, float *c, int64_t m,
 struct ConvShape {
   int64_t channels, features;
   int64_t in[3], kernel[3], out[3], stride[3], dilation[3];
+
+  int64_t imageSize() const { return channels * in[0] * in[1] * in[2]; }
+  int64_t filterSize() const {
+    return features * channels * kernel[0] * kernel[1] * kernel[2];
+  }
+  int64_t outputSize() const { return features * out[0] * out[1] * out[2]; }
 };
 
 /// The ConvShape of an N x C x <spatial> input, F x C x <kernel> filter and
@@ -145,21 +151,28 @@ std::vector<float> &unfoldScratch() {
   return unfolded;
 }
 
+/// Convolves `images` consecutive images into consecutive outputs, image i
+/// with the filters of group i % `groups` (consecutive too).
+void convolveImages(const float *input, const float *filter, float *output,
+                    const ConvShape &s, int64_t images, int64_t groups = 1) {
+  std::vector<float> &unfolded = unfoldScratch();
+  for (int64_t i = 0; i < images; ++i)
+    convolveImage(input + i * s.imageSize(),
+                  filter + i % groups * s.filterSize(),
+                  output + i * s.outputSize(), s, unfolded);
+}
+
 /// A convolution over a batch: input N x C x <Spatial>, filter
 /// F x C x <kernel>, output N x F x <out>, one image at a time.
 template <int Spatial>
 void convolveBatch(MemRef<Spatial + 2> *input, MemRef<Spatial + 2> *filter,
                    MemRef<Spatial + 2> *output, const int64_t *strides,
                    const int64_t *dilations) {
-  ConvShape s = makeConvShape<Spatial>(input->sizes[1], filter->sizes[0],
-                                       input->sizes + 2, filter->sizes + 2,
-                                       output->sizes + 2, strides, dilations);
-  int64_t imageSize = s.channels * s.in[0] * s.in[1] * s.in[2];
-  int64_t outputSize = s.features * s.out[0] * s.out[1] * s.out[2];
-  std::vector<float> &unfolded = unfoldScratch();
-  for (int64_t n = 0; n < input->sizes[0]; ++n)
-    convolveImage(input->data() + n * imageSize, filter->data(),
-                  output->data() + n * outputSize, s, unfolded);
+  convolveImages(input->data(), filter->data(), output->data(),
+                 makeConvShape<Spatial>(input->sizes[1], filter->sizes[0],
+                                        input->sizes + 2, filter->sizes + 2,
+                                        output->sizes + 2, strides, dilations),
+                 input->sizes[0]);
 }
 
 } // namespace
@@ -217,19 +230,11 @@ void _mlir_ciface_vram_conv2d_ngchw_gfchw_f32(
     int64_t strideW, int64_t dilationH, int64_t dilationW) {
   int64_t groups = input->sizes[1];
   int64_t strides[] = {strideH, strideW}, dilations[] = {dilationH, dilationW};
-  ConvShape s = makeConvShape<2>(input->sizes[2], filter->sizes[1],
-                                 input->sizes + 3, filter->sizes + 3,
-                                 output->sizes + 3, strides, dilations);
-  int64_t imageSize = s.channels * s.in[1] * s.in[2];
-  int64_t filterSize = s.features * s.channels * s.kernel[1] * s.kernel[2];
-  int64_t outputSize = s.features * s.out[1] * s.out[2];
-  std::vector<float> &unfolded = unfoldScratch();
-  for (int64_t n = 0; n < input->sizes[0]; ++n)
-    for (int64_t g = 0; g < groups; ++g)
-      convolveImage(input->data() + (n * groups + g) * imageSize,
-                    filter->data() + g * filterSize,
-                    output->data() + (n * groups + g) * outputSize, s,
-                    unfolded);
+  convolveImages(input->data(), filter->data(), output->data(),
+                 makeConvShape<2>(input->sizes[2], filter->sizes[1],
+                                  input->sizes + 3, filter->sizes + 3,
+                                  output->sizes + 3, strides, dilations),
+                 input->sizes[0] * groups, groups);
 }
 
 } // extern "C"
