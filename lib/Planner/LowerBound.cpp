@@ -13,11 +13,11 @@
 // relaxation: every plan gives a feasible choice costing at most the plan's
 // recompute time.
 //
-// One step of the cascade is modelled: the rerun needs the producer's inputs,
-// and every input the schedule no longer keeps by then (the producer was its
-// last reader) is either still resident wherever x is absent, which eats
-// into what dropping x saves, or rebuilt inside the gap by a rerun of its own
-// producer (e.g. a ReLU output is rebuilt from the batch norm before it; a
+// The cascade of dead inputs is modelled: the rerun needs the producer's
+// inputs, and every input the schedule no longer keeps by then (the producer
+// was its last reader) is either still resident wherever x is absent, which
+// eats into what dropping x saves, or rebuilt inside the gap by a rerun of its
+// own producer (e.g. a ReLU output is rebuilt from the batch norm before it; a
 // weight gradient waiting for the update needs both the activation and the
 // output gradient it was made from), and so on for the rebuilt input's
 // producer, a few levels deep. Below that the memory of the reruns and of the
