@@ -19,12 +19,17 @@
 #include "DropSelection.h"
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <cmath>
 #include <queue>
 
 using namespace vram::planner;
+using namespace vram::planner::drop_selection;
 
-namespace {
+// Named rather than anonymous: DropSelection (DropSelection.h) holds a
+// DropSelector.
+namespace vram::planner::drop_selection {
 /// Drops `tensor` after its use at op `after` and reruns its producer right
 /// before its next use, op `until`.
 struct Candidate {
@@ -85,13 +90,35 @@ struct Effect {
   }
 };
 
+/// What one of effectOf's variants of a candidate does to the schedule
+/// before any drop is taken: the same for every ranking, so scored once.
+struct FirstScore {
+  /// Excess removed; 0 when the variant does not apply or removes none.
+  int64_t removed = 0;
+  double rerunTime = 0;
+  /// Work spent scoring it, charged to every ranking that considers it as
+  /// if that ranking had scored it itself.
+  uint64_t work = 0;
+};
+
+/// effectOf's variants, in the order bestEffect weighs them: (rebuildDead,
+/// early).
+constexpr std::pair<bool, bool> kVariants[] = {
+    {false, false}, {true, false}, {false, true}};
+
 class DropSelector {
 public:
+  /// The selection before its first drop: the schedule's live bytes, the
+  /// candidates, and each candidate's first scores (the early reruns' only
+  /// with `earlyReruns`).
   DropSelector(const PlanningGraph &graph, const MachineModel &device,
-               uint64_t budget, DropRanking ranking);
-  std::optional<ReplayOptions> run();
+               uint64_t budget, bool earlyReruns);
+  /// The greedy cover under `ranking`, on a copy of the starting point.
+  std::optional<ReplayOptions> run(DropRanking ranking) const;
 
 private:
+  /// The greedy cover itself, on this copy.
+  std::optional<ReplayOptions> cover();
   int64_t excessAt(OpId op) const {
     return std::max<int64_t>(0, live[op] - budget);
   }
@@ -115,6 +142,13 @@ private:
   /// allows), by its score (excess removed, weighted by the ranking's
   /// exponent, per second of recompute), with that score.
   std::optional<std::pair<Effect, double>> bestEffect(const Candidate &c) const;
+  /// One variant of `c`'s effect before any drop is taken.
+  FirstScore firstScore(const Candidate &c, bool rebuildDead, bool early) const;
+  /// ranking's score of `removed` bytes of excess for `rerunTime` of reruns.
+  double score(int64_t removed, double rerunTime) const {
+    return std::pow(double(removed), ranking.excessExponent) /
+           (rerunTime + minRerunTime);
+  }
   void take(const Candidate &c, const Effect &effect);
   /// Undoes the costliest drops that the others make unnecessary.
   void removeRedundantDrops();
@@ -136,19 +170,34 @@ private:
   std::vector<llvm::SmallVector<unsigned, 1>> dropsOf;
   std::vector<Drop> drops;
   ReplayOptions options;
+  std::vector<Candidate> candidates;
+  /// By candidate, per kVariants entry.
+  std::vector<std::array<FirstScore, std::size(kVariants)>> firstScores;
+  bool earlyScored;
   /// Ops walked while scoring, to stop on graphs where that grows large.
   mutable uint64_t work = 0;
 };
-} // namespace
+} // namespace vram::planner::drop_selection
+
+/// Whether a rerun of `t`'s producer can rebuild it: the producer makes no
+/// output in an input's storage (that input is gone once it ran).
+static bool canRebuild(const PlanningGraph &graph, TensorId t) {
+  return graph.canRecompute(t) &&
+         llvm::none_of(graph.op(*graph.tensor(t).producer).outputs,
+                       [&](TensorId out) {
+                         return graph.tensor(out).reusesStorageOf.has_value();
+                       });
+}
 
 DropSelector::DropSelector(const PlanningGraph &graph,
                            const MachineModel &device, uint64_t budget,
-                           DropRanking ranking)
-    : graph(graph), device(device), budget(int64_t(budget)), ranking(ranking),
+                           bool earlyReruns)
+    : graph(graph), device(device), budget(int64_t(budget)),
       minRerunTime(1e-9 * device.computeTime(graph.totalCost()) /
                    std::max<size_t>(1, graph.numOps())),
       live(graph.numOps()), readUntil(graph.numTensors(), -1),
-      readByRerunAt(graph.numTensors()), dropsOf(graph.numTensors()) {
+      readByRerunAt(graph.numTensors()), dropsOf(graph.numTensors()),
+      earlyScored(earlyReruns) {
   // The unplanned program frees every tensor after its last read.
   Plan unplanned =
       llvm::cantFail(planKeepAll(graph, MachineModel()),
@@ -168,16 +217,50 @@ DropSelector::DropSelector(const PlanningGraph &graph,
   options.budget = budget;
   options.dropAfter.resize(graph.numOps());
   options.keepUntil = graph.lastOpNeeding();
+
+  // Scoring a candidate walks its gap, and gaps grow with the graph (a
+  // forward activation waits for the backward pass): about 0.4 s at 10k
+  // ops. Beyond this size the replay plans alone.
+  constexpr size_t kMaxOps = 16384;
+  if (totalExcess == 0 || graph.numOps() > kMaxOps)
+    return;
+  // Ops above the budget before any drop, counted up to each op: a gap
+  // that spans none of them is never worth a rerun.
+  std::vector<unsigned> excessOpsBefore(graph.numOps() + 1);
+  for (OpId op = 0; op < graph.numOps(); ++op)
+    excessOpsBefore[op + 1] = excessOpsBefore[op] + (excessAt(op) > 0);
+  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (!canRebuild(graph, t) || graph.mustStayResident(t) || tensor.bytes == 0)
+      continue;
+    OpId use = *tensor.producer;
+    for (OpId next : tensor.consumers) {
+      if (next > use + 1 && graph.canRerunBefore(*tensor.producer, next) &&
+          excessOpsBefore[next] > excessOpsBefore[use + 1])
+        candidates.push_back({TensorId(t), use, next});
+      use = next;
+    }
+  }
+  firstScores.resize(candidates.size());
+  for (auto [c, scores] : llvm::zip(candidates, firstScores))
+    for (auto [variant, score] : llvm::zip(kVariants, scores)) {
+      auto [rebuildDead, early] = variant;
+      if (!early || earlyReruns)
+        score = firstScore(c, rebuildDead, early);
+    }
+  // What it took is charged to each ranking that weighs the scores.
+  work = 0;
 }
 
-/// Whether a rerun of `t`'s producer can rebuild it: the producer makes no
-/// output in an input's storage (that input is gone once it ran).
-static bool canRebuild(const PlanningGraph &graph, TensorId t) {
-  return graph.canRecompute(t) &&
-         llvm::none_of(graph.op(*graph.tensor(t).producer).outputs,
-                       [&](TensorId out) {
-                         return graph.tensor(out).reusesStorageOf.has_value();
-                       });
+FirstScore DropSelector::firstScore(const Candidate &c, bool rebuildDead,
+                                    bool early) const {
+  FirstScore score;
+  uint64_t before = work;
+  if (std::optional<Effect> effect = effectOf(c, rebuildDead, early)) {
+    score.removed = std::max<int64_t>(0, gain(effect->changes));
+    score.rerunTime = effect->rerunTime;
+  }
+  score.work = work - before;
+  return score;
 }
 
 /// How many reruns deep one drop may reach.
@@ -306,9 +389,7 @@ int64_t DropSelector::gain(llvm::ArrayRef<Change> changes) const {
 std::optional<std::pair<Effect, double>>
 DropSelector::bestEffect(const Candidate &c) const {
   std::optional<std::pair<Effect, double>> best;
-  for (auto [rebuildDead, early] :
-       {std::pair(false, false), std::pair(true, false),
-        std::pair(false, true)}) {
+  for (auto [rebuildDead, early] : kVariants) {
     if (early && !ranking.earlyReruns)
       continue;
     std::optional<Effect> effect = effectOf(c, rebuildDead, early);
@@ -317,8 +398,7 @@ DropSelector::bestEffect(const Candidate &c) const {
     int64_t removed = gain(effect->changes);
     if (removed <= 0)
       continue;
-    double ratio = std::pow(double(removed), ranking.excessExponent) /
-                   (effect->rerunTime + minRerunTime);
+    double ratio = score(removed, effect->rerunTime);
     if (!best || ratio > best->second)
       best = {std::move(*effect), ratio};
   }
@@ -367,32 +447,17 @@ void DropSelector::removeRedundantDrops() {
   }
 }
 
-std::optional<ReplayOptions> DropSelector::run() {
-  // Scoring a candidate walks its gap, and gaps grow with the graph (a
-  // forward activation waits for the backward pass): about 0.4 s at 10k
-  // ops. Beyond this size the replay plans alone.
-  constexpr size_t kMaxOps = 16384;
-  if (totalExcess == 0 || graph.numOps() > kMaxOps)
+std::optional<ReplayOptions> DropSelector::run(DropRanking ranking) const {
+  assert((!ranking.earlyReruns || earlyScored) &&
+         "a ranking with early reruns on a selection that did not score them");
+  DropSelector copy = *this;
+  copy.ranking = ranking;
+  return copy.cover();
+}
+
+std::optional<ReplayOptions> DropSelector::cover() {
+  if (candidates.empty())
     return std::nullopt;
-  // Ops above the budget before any drop, counted up to each op: a gap
-  // that spans none of them is never worth a rerun.
-  std::vector<unsigned> excessOpsBefore(graph.numOps() + 1);
-  for (OpId op = 0; op < graph.numOps(); ++op)
-    excessOpsBefore[op + 1] = excessOpsBefore[op] + (excessAt(op) > 0);
-
-  std::vector<Candidate> candidates;
-  for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
-    if (!canRebuild(graph, t) || graph.mustStayResident(t) || tensor.bytes == 0)
-      continue;
-    OpId use = *tensor.producer;
-    for (OpId next : tensor.consumers) {
-      if (next > use + 1 && graph.canRerunBefore(*tensor.producer, next) &&
-          excessOpsBefore[next] > excessOpsBefore[use + 1])
-        candidates.push_back({TensorId(t), use, next});
-      use = next;
-    }
-  }
-
   // Lazy greedy: a score computed since the last take is exact, an older
   // one is re-computed when it reaches the top.
   struct Entry {
@@ -401,15 +466,29 @@ std::optional<ReplayOptions> DropSelector::run() {
     unsigned round;
     bool operator<(const Entry &other) const { return score < other.score; }
   };
-  auto score = [&](unsigned index) -> std::optional<double> {
+  auto rescore = [&](unsigned index) -> std::optional<double> {
     if (auto best = bestEffect(candidates[index]))
       return best->second;
     return std::nullopt;
   };
+  // The first scores, weighed as this ranking weighs them, as bestEffect
+  // would have: the first variant with the highest score wins.
   std::priority_queue<Entry> heap;
-  for (unsigned i = 0; i < candidates.size(); ++i)
-    if (std::optional<double> s = score(i))
-      heap.push({*s, i, 0});
+  for (auto [i, scores] : llvm::enumerate(firstScores)) {
+    std::optional<double> best;
+    for (auto [variant, first] : llvm::zip(kVariants, scores)) {
+      if (variant.second && !ranking.earlyReruns)
+        continue;
+      work += first.work;
+      if (first.removed <= 0)
+        continue;
+      double ratio = score(first.removed, first.rerunTime);
+      if (!best || ratio > *best)
+        best = ratio;
+    }
+    if (best)
+      heap.push({*best, unsigned(i), 0});
+  }
   unsigned round = 0;
   // Scoring walks gaps and rebuild chains; on large, wide graphs at tight
   // budgets that adds up: past this many steps the drops so far stand.
@@ -418,7 +497,7 @@ std::optional<ReplayOptions> DropSelector::run() {
     Entry top = heap.top();
     heap.pop();
     if (top.round != round) {
-      if (std::optional<double> s = score(top.candidate))
+      if (std::optional<double> s = rescore(top.candidate))
         heap.push({*s, top.candidate, round});
       continue;
     }
@@ -441,9 +520,22 @@ std::optional<ReplayOptions> DropSelector::run() {
   return std::move(options);
 }
 
+DropSelection::DropSelection(const PlanningGraph &graph,
+                             const MachineModel &device, uint64_t budget,
+                             bool earlyReruns)
+    : start(
+          std::make_unique<DropSelector>(graph, device, budget, earlyReruns)) {}
+
+DropSelection::~DropSelection() = default;
+
+std::optional<ReplayOptions> DropSelection::select(DropRanking ranking) const {
+  return start->run(ranking);
+}
+
 std::optional<ReplayOptions>
 vram::planner::selectDrops(const PlanningGraph &graph,
                            const MachineModel &device, uint64_t budget,
                            DropRanking ranking) {
-  return DropSelector(graph, device, budget, ranking).run();
+  return DropSelection(graph, device, budget, ranking.earlyReruns)
+      .select(ranking);
 }

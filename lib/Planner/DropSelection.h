@@ -11,6 +11,8 @@
 
 #include "Replay.h"
 
+#include <memory>
+
 namespace vram::planner {
 
 /// How selectDrops builds and ranks its candidates. A greedy cover is
@@ -25,13 +27,35 @@ struct DropRanking {
   bool earlyReruns = false;
 };
 
-/// Replay options for `budget` whose `dropAfter`, `rebuildBefore` and
-/// `keepUntil` carry recompute decisions chosen ahead: tensors dropped in
-/// the gaps between their uses where the schedule's live bytes exceed the
-/// budget, each rebuilt from inputs kept resident for it or rebuilt too.
-/// None when it drops nothing: nothing exceeds the budget, nothing helps, or
-/// the graph has more ops than the selection handles in well under a second
-/// (DropSelection.cpp).
+namespace drop_selection {
+class DropSelector;
+} // namespace drop_selection
+
+/// Recompute decisions chosen ahead for one budget, under any ranking. What
+/// every ranking starts from (the schedule's live bytes, the candidate drops
+/// and their scores before any is taken, most of a selection's work) is
+/// computed once, so trying several rankings costs little more than one.
+class DropSelection {
+public:
+  /// `earlyReruns`: some ranking to be selected with will weigh them.
+  DropSelection(const PlanningGraph &graph, const MachineModel &device,
+                uint64_t budget, bool earlyReruns);
+  ~DropSelection();
+
+  /// Replay options for the budget whose `dropAfter`, `rebuildBefore` and
+  /// `keepUntil` carry the drops `ranking` takes: tensors dropped in the gaps
+  /// between their uses where the schedule's live bytes exceed the budget,
+  /// each rebuilt from inputs kept resident for it or rebuilt too. None when
+  /// it drops nothing: nothing exceeds the budget, nothing helps, or the graph
+  /// has more ops than the selection handles in well under a second
+  /// (DropSelection.cpp). Safe to call from several threads at once.
+  std::optional<ReplayOptions> select(DropRanking ranking) const;
+
+private:
+  std::unique_ptr<drop_selection::DropSelector> start;
+};
+
+/// A selection under one ranking.
 std::optional<ReplayOptions> selectDrops(const PlanningGraph &graph,
                                          const MachineModel &device,
                                          uint64_t budget,

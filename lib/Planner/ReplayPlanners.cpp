@@ -148,19 +148,26 @@ attemptEach(size_t count,
   return results;
 }
 
+/// Drops chosen ahead for a replay: a selection for its budget and the
+/// ranking to select with.
+struct GuidingDrops {
+  const DropSelection &selection;
+  DropRanking ranking;
+};
+
 /// One replay at `budget`, with the persistent tensors `startOnHost` marks
-/// in host memory, or guided by drops chosen ahead (selectDrops with
-/// `ranking`; none when it chooses none).
+/// in host memory, or guided by drops chosen ahead (none when the selection
+/// chooses none).
 static std::optional<FastAttempt>
 attemptFast(const PlanningGraph &graph, uint64_t budget,
             const MachineModel &device,
-            const std::vector<bool> &startOnHost = {}, bool guided = false,
-            DropRanking ranking = {}) {
+            const std::vector<bool> &startOnHost = {},
+            std::optional<GuidingDrops> guide = std::nullopt) {
   FastAttempt attempt;
   ReplayOptions options;
-  if (guided) {
+  if (guide) {
     std::optional<ReplayOptions> drops =
-        selectDrops(graph, device, budget, ranking);
+        guide->selection.select(guide->ranking);
     if (!drops)
       return std::nullopt;
     options = std::move(*drops);
@@ -200,7 +207,9 @@ attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
     return attempt;
   if (!dropsAhead)
     return std::nullopt;
-  return attemptFast(graph, budget, device, startOnHost, /*guided=*/true);
+  DropSelection selection(graph, device, budget, /*earlyReruns=*/false);
+  return attemptFast(graph, budget, device, startOnHost,
+                     GuidingDrops{selection, DropRanking{}});
 }
 
 /// The attempt with the lowest peak the fast planner finds at or below
@@ -363,13 +372,17 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
     for (bool earlyReruns : {false, true})
       for (double exponent : kExcessExponents)
         rankings.push_back(DropRanking{exponent, earlyReruns});
-  // The plain replay first, then one guided by the drops of each ranking.
+  // The plain replay first, then one guided by the drops of each ranking,
+  // all selected from one start.
+  std::optional<DropSelection> selection;
+  if (dropsAhead)
+    selection.emplace(graph, device, budget, /*earlyReruns=*/true);
   std::vector<std::optional<FastAttempt>> attempts =
       attemptEach(1 + rankings.size(), [&](size_t i) {
         if (i == 0)
           return attemptFast(graph, budget, device);
-        return attemptFast(graph, budget, device, {}, /*guided=*/true,
-                           rankings[i - 1]);
+        return attemptFast(graph, budget, device, {},
+                           GuidingDrops{*selection, rankings[i - 1]});
       });
   bool aimedMet = attempts.front().has_value();
   for (std::optional<FastAttempt> &attempt : attempts)

@@ -152,6 +152,25 @@ TEST(DropSelectionTest, ALargerExponentTakesOneLargeDropOverTwoSmallOnes) {
             (std::vector<std::pair<OpId, TensorId>>{{d.makers[1], d.made[1]}}));
 }
 
+TEST(DropSelectionTest, OneSelectionServesEveryRanking) {
+  // The graph above, where exponents 1 and 1.5 take different drops. One
+  // selection, asked in turn, answers each ranking as a selection made for
+  // it alone does: a selection leaves its start as it found it.
+  ThreeDrops d = makeThreeDrops({1, 2.1, 1.2}, {0, 1, 2});
+  DropSelection shared(d.graph, MachineModel(), 31, /*earlyReruns=*/true);
+  std::vector<std::vector<std::pair<OpId, TensorId>>> answers;
+  for (DropRanking ranking :
+       {DropRanking{1.0}, DropRanking{1.5}, DropRanking{1.0, true}}) {
+    std::optional<ReplayOptions> alone =
+        selectDrops(d.graph, MachineModel(), 31, ranking);
+    std::optional<ReplayOptions> fromShared = shared.select(ranking);
+    ASSERT_TRUE(alone.has_value() && fromShared.has_value());
+    EXPECT_EQ(dropsIn(*fromShared), dropsIn(*alone));
+    answers.push_back(dropsIn(*fromShared));
+  }
+  EXPECT_NE(answers[0], answers[1]);
+}
+
 TEST(DropSelectionTest, TheFastPlannerTriesRankingsSteeperThanOneAndAHalf) {
   // Costs a 1, b 2.85, c 1.9; b read first, then a, then c. Dropping b
   // alone (2.85) is cheaper than a and c (2.9), but only a ranking with an
