@@ -9,6 +9,7 @@
 
 #include "DropSelection.h"
 #include "Replay.h"
+#include "RerunPruning.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Parallel.h"
@@ -196,6 +197,31 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
   return attempt;
 }
 
+/// `attempt` if it meets `budget`, with the reruns the budget does not need
+/// taken out (pruneReruns) where that makes it cheaper.
+static std::optional<FastAttempt>
+prunedWithin(const PlanningGraph &graph, std::optional<FastAttempt> attempt,
+             uint64_t budget, const MachineModel &device) {
+  if (!attempt || attempt->peak > budget)
+    return std::nullopt;
+  std::optional<std::vector<PlanStep>> steps =
+      pruneReruns(graph, attempt->steps, budget);
+  if (!steps)
+    return attempt;
+  llvm::Expected<SimulationResult> simulation = simulate(graph, *steps, device);
+  if (!simulation) {
+    llvm::consumeError(simulation.takeError());
+    return attempt;
+  }
+  if (simulation->peakBytes > budget ||
+      simulation->overhead() >= attempt->overhead)
+    return attempt;
+  attempt->steps = std::move(*steps);
+  attempt->peak = simulation->peakBytes;
+  attempt->overhead = simulation->overhead();
+  return attempt;
+}
+
 /// The plain replay at `budget` or, when it runs into a dead end, the guided
 /// one.
 static std::optional<FastAttempt>
@@ -379,10 +405,12 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
     selection.emplace(graph, device, budget, /*earlyReruns=*/true);
   std::vector<std::optional<FastAttempt>> attempts =
       attemptEach(1 + rankings.size(), [&](size_t i) {
-        if (i == 0)
-          return attemptFast(graph, budget, device);
-        return attemptFast(graph, budget, device, {},
-                           GuidingDrops{*selection, rankings[i - 1]});
+        return prunedWithin(
+            graph,
+            i == 0 ? attemptFast(graph, budget, device)
+                   : attemptFast(graph, budget, device, {},
+                                 GuidingDrops{*selection, rankings[i - 1]}),
+            budget, device);
       });
   bool aimedMet = attempts.front().has_value();
   for (std::optional<FastAttempt> &attempt : attempts)
@@ -394,7 +422,7 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
   for (unsigned i = 1; !aimedMet && budget > low && i < kProbes; ++i)
     if (std::optional<FastAttempt> attempt = attemptPlainOrGuided(
             graph, budget - (budget - low) / kProbes * i, device, dropsAhead)) {
-      consider(std::move(attempt));
+      consider(prunedWithin(graph, std::move(attempt), budget, device));
       break;
     }
   if (best)
@@ -452,11 +480,14 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
   uint64_t low = memoryLowerBound(graph, device.canOffload());
   std::vector<std::optional<FastAttempt>> lowerAttempts =
       attemptEach(budget > low ? kTargets - 1 : 0, [&](size_t i) {
-        return attemptFast(graph, budget - (budget - low) / kTargets * (i + 1),
-                           device);
+        return prunedWithin(
+            graph,
+            attemptFast(graph, budget - (budget - low) / kTargets * (i + 1),
+                        device),
+            budget, device);
       });
   for (std::optional<FastAttempt> &lower : lowerAttempts)
-    if (lower && lower->peak <= budget && lower->overhead < attempt->overhead)
+    if (lower && lower->overhead < attempt->overhead)
       attempt = std::move(lower);
   // A program the simulator rejects is a planner bug, reported as is.
   llvm::Expected<Plan> plan = buildFastPlan(graph, std::move(*attempt), device);

@@ -1,0 +1,30 @@
+//===- RerunPruning.h - reruns a plan does not need -------------*- C++ -*-===//
+//
+// Private to lib/Planner: takes back the recomputations of a recompute-only
+// program that its budget does not need (RerunPruning.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_LIB_PLANNER_RERUNPRUNING_H
+#define VRAM_LIB_PLANNER_RERUNPRUNING_H
+
+#include "vram/Planner/Plan.h"
+
+#include <optional>
+#include <vector>
+
+namespace vram::planner {
+
+/// A program that runs `steps`' ops in their order less some reruns, each
+/// tensor instance freed after its last read, within `budget`: the costliest
+/// reruns first, each taken out where what it made can stay from its
+/// earlier instance instead (and what the rerun read can go sooner) without
+/// passing the budget. None when `steps` moves tensors to or from host
+/// memory, or when no rerun can go.
+std::optional<std::vector<PlanStep>> pruneReruns(const PlanningGraph &graph,
+                                                 llvm::ArrayRef<PlanStep> steps,
+                                                 uint64_t budget);
+
+} // namespace vram::planner
+
+#endif // VRAM_LIB_PLANNER_RERUNPRUNING_H
