@@ -140,7 +140,8 @@ vram::planner::ordersForMemory(const OrderingProblem &problem) {
   return orders;
 }
 
-std::vector<OpId> vram::planner::orderForMemory(const PlanningGraph &graph) {
+std::vector<std::vector<OpId>>
+vram::planner::ordersForMemory(const PlanningGraph &graph) {
   OrderingProblem problem(graph.numOps());
   // A tensor made in an input's storage is that input's buffer: reading it
   // keeps the storage live. As in the unplanned schedule, every buffer but
@@ -178,13 +179,17 @@ std::vector<OpId> vram::planner::orderForMemory(const PlanningGraph &graph) {
           problem.addPredecessor(reader, id);
       }
   }
+  return ordersForMemory(problem);
+}
+
+std::vector<OpId> vram::planner::orderForMemory(const PlanningGraph &graph) {
   // The given order competes: a list schedule's one-step choices can cost
   // more than they save.
   std::vector<OpId> best(graph.numOps());
   for (OpId op = 0; op < graph.numOps(); ++op)
     best[op] = op;
   uint64_t bestPeak = unplannedPeak(graph);
-  for (std::vector<unsigned> &order : ordersForMemory(problem))
+  for (std::vector<unsigned> &order : ordersForMemory(graph))
     if (uint64_t peak = unplannedPeak(reorderGraph(graph, order));
         peak < bestPeak) {
       best = std::move(order);

@@ -59,10 +59,14 @@ struct OrderingProblem {
 std::vector<std::vector<unsigned>>
 ordersForMemory(const OrderingProblem &problem);
 
+/// ordersForMemory's orders of a planning graph's ops. Dependences are
+/// through tensors, and an op that overwrites a tensor in place runs after
+/// every reader of the value it overwrites (and before the readers of the
+/// new one).
+std::vector<std::vector<OpId>> ordersForMemory(const PlanningGraph &graph);
+
 /// Of the given order and ordersForMemory's on a planning graph, the one
-/// with the lowest unplanned peak. Dependences are through tensors, and an
-/// op that overwrites a tensor in place runs after every reader of the value
-/// it overwrites (and before the readers of the new one).
+/// with the lowest unplanned peak.
 std::vector<OpId> orderForMemory(const PlanningGraph &graph);
 
 /// `graph` with its ops in `order`, a topological order of its ops.
