@@ -222,6 +222,28 @@ prunedWithin(const PlanningGraph &graph, std::optional<FastAttempt> attempt,
   return attempt;
 }
 
+/// `attempts` less those that miss `budget`, with the reruns the budget does
+/// not need taken out (prunedWithin) of those that cost at most twice the
+/// cheapest of them and `cheapest`, on all cores. Pruning took at most a
+/// quarter of a plan's overhead on the kit, so a plan twice as dear does not
+/// overtake, and pruning it would only cost time.
+static void pruneNearCheapest(
+    const PlanningGraph &graph, std::vector<std::optional<FastAttempt>> &attempts,
+    uint64_t budget, const MachineModel &device,
+    double cheapest = std::numeric_limits<double>::infinity()) {
+  for (std::optional<FastAttempt> &attempt : attempts) {
+    if (attempt && attempt->peak > budget)
+      attempt.reset();
+    if (attempt)
+      cheapest = std::min(cheapest, attempt->overhead);
+  }
+  constexpr double kPruneWindow = 2;
+  llvm::parallelFor(0, attempts.size(), [&](size_t i) {
+    if (attempts[i] && attempts[i]->overhead <= kPruneWindow * cheapest)
+      attempts[i] = prunedWithin(graph, std::move(attempts[i]), budget, device);
+  });
+}
+
 /// The plain replay at `budget` or, when it runs into a dead end, the guided
 /// one.
 static std::optional<FastAttempt>
@@ -405,13 +427,12 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
     selection.emplace(graph, device, budget, /*earlyReruns=*/true);
   std::vector<std::optional<FastAttempt>> attempts =
       attemptEach(1 + rankings.size(), [&](size_t i) {
-        return prunedWithin(
-            graph,
-            i == 0 ? attemptFast(graph, budget, device)
-                   : attemptFast(graph, budget, device, {},
-                                 GuidingDrops{*selection, rankings[i - 1]}),
-            budget, device);
+        if (i == 0)
+          return attemptFast(graph, budget, device);
+        return attemptFast(graph, budget, device, {},
+                           GuidingDrops{*selection, rankings[i - 1]});
       });
+  pruneNearCheapest(graph, attempts, budget, device);
   bool aimedMet = attempts.front().has_value();
   for (std::optional<FastAttempt> &attempt : attempts)
     consider(std::move(attempt));
@@ -480,12 +501,10 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
   uint64_t low = memoryLowerBound(graph, device.canOffload());
   std::vector<std::optional<FastAttempt>> lowerAttempts =
       attemptEach(budget > low ? kTargets - 1 : 0, [&](size_t i) {
-        return prunedWithin(
-            graph,
-            attemptFast(graph, budget - (budget - low) / kTargets * (i + 1),
-                        device),
-            budget, device);
+        return attemptFast(graph, budget - (budget - low) / kTargets * (i + 1),
+                           device);
       });
+  pruneNearCheapest(graph, lowerAttempts, budget, device, attempt->overhead);
   for (std::optional<FastAttempt> &lower : lowerAttempts)
     if (lower && lower->overhead < attempt->overhead)
       attempt = std::move(lower);
