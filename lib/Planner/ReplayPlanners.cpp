@@ -3,7 +3,9 @@
 // The planners built on the schedule replay (Replay.h): keep-all and Chen's
 // sqrt(n) checkpoints as baselines, the memory floor, and the fast planner,
 // which searches the budgets it hands the replay (and which persistent
-// tensors start in host memory) for the cheapest plan within the budget.
+// tensors start in host memory) for the cheapest plan within the budget,
+// taking out the reruns each candidate plan does not need
+// (RerunPruning.h).
 //
 //===----------------------------------------------------------------------===//
 

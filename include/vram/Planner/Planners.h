@@ -65,7 +65,9 @@ llvm::Expected<Plan> planChenSqrtN(const PlanningGraph &graph,
 /// demand) or by offloading it (prefetched just in time), whichever is
 /// cheaper. Unless `dropsAhead` is off, it also replays with recompute
 /// decisions chosen ahead over the whole schedule and keeps the cheaper plan.
-/// Fails with BudgetTooSmallError when it cannot meet `budget`.
+/// Reruns of a recompute-only plan that the budget does not need are taken
+/// out before plans are compared. Fails with BudgetTooSmallError when it
+/// cannot meet `budget`.
 llvm::Expected<Plan> planFast(const PlanningGraph &graph, uint64_t budget,
                               const MachineModel &device,
                               bool dropsAhead = true);
