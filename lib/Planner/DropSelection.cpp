@@ -154,7 +154,8 @@ private:
   void removeRedundantDrops();
 
   const PlanningGraph &graph;
-  const MachineModel &device;
+  /// A copy: a selection outlives the model it was made with.
+  MachineModel device;
   int64_t budget;
   DropRanking ranking;
   /// Keeps a free rerun ahead of every paid one without dividing by zero.

@@ -38,6 +38,7 @@ class DropSelector;
 class DropSelection {
 public:
   /// `earlyReruns`: some ranking to be selected with will weigh them.
+  /// `graph` must outlive the selection.
   DropSelection(const PlanningGraph &graph, const MachineModel &device,
                 uint64_t budget, bool earlyReruns);
   ~DropSelection();
