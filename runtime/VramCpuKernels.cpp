@@ -12,35 +12,53 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <cblas.h>
+#include "VramCpuKernels.h"
 
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
+using vram::cpu::MemRef;
+
 namespace {
 
-/// A ranked memref descriptor, as MLIR's LLVM lowering lays it out.
-template <int Rank> struct MemRef {
-  float *allocated;
-  float *aligned;
-  int64_t offset;
-  int64_t sizes[Rank];
-  int64_t strides[Rank];
+/// Products smaller than this many multiply-adds run on one thread: the
+/// threads' start costs more than they save.
+constexpr int64_t kParallelProductSize = int64_t(1) << 21;
 
-  float *data() const { return aligned + offset; }
-};
+/// The threads a loop over independent work gets here: all of OpenMP's,
+/// or one inside a loop that already runs on them.
+int getThreads() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 
 /// C[m x n] += op(A) op(B), row-major, where op(A) = A[m x k], or A^T with A
 /// stored k x m where `transA`, and op(B) = B[k x n], or B^T with B stored
-/// n x k where `transB`.
+/// n x k where `transB`. BLAS runs on one thread (JitRunner.cpp); a large
+/// product is split by columns of C between OpenMP's threads, so that one
+/// pool of threads serves the kernels (two pools waiting for each other
+/// took the cores from each other).
 void accumulateProduct(const float *a, const float *b, float *c, int64_t m,
                        int64_t n, int64_t k, bool transA = false,
                        bool transB = false) {
   if (m == 0 || n == 0)
     return;
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-              transA ? m : k, b, transB ? k : n, 1.0f, c, n);
+  int64_t lda = transA ? m : k, ldb = transB ? k : n;
+  auto product = [&](int64_t first, int64_t columns) {
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+                transB ? CblasTrans : CblasNoTrans, m, columns, k, 1.0f, a, lda,
+                b + (transB ? first * ldb : first), ldb, 1.0f, c + first, n);
+  };
+  int64_t threads = getThreads();
+  if (threads == 1 || m * n * k < kParallelProductSize || n < 32 * threads)
+    return product(0, n);
+  // Column blocks of a multiple of 16 (a cache line of C).
+  int64_t block = (n + threads - 1) / threads;
+  block = (block + 15) / 16 * 16;
+#pragma omp parallel for schedule(static)
+  for (int64_t first = 0; first < n; first += block)
+    product(first, std::min(block, n - first));
 }
 
 /// The sizes and steps of one convolution with up to three spatial dims
@@ -80,6 +98,80 @@ ConvShape makeConvShape(int64_t channels, int64_t features,
   return s;
 }
 
+/// One input channel per filter over 2-d or 1-d images: a depthwise
+/// convolution's group.
+bool isDepthwise(const ConvShape &s) { return s.channels == 1 && s.in[0] == 1; }
+
+/// One output row of a depthwise filter with a KH x KW kernel, unit
+/// dilation and a horizontal stride of SW: every tap summed in registers,
+/// the row written once. Sizes known at compile time let the compiler
+/// unroll the taps and vectorise along the row.
+template <int KH, int KW, int SW>
+[[gnu::target_clones("avx512f", "avx2", "default")]] void
+convolveDepthwiseRow(const float *__restrict image, int64_t width,
+                     const float *__restrict filter, float *__restrict out,
+                     int64_t outW) {
+  for (int64_t ow = 0; ow < outW; ++ow) {
+    float sum = out[ow];
+    for (int kh = 0; kh < KH; ++kh)
+      for (int kw = 0; kw < KW; ++kw)
+        sum += filter[kh * KW + kw] * image[kh * width + ow * SW + kw];
+    out[ow] = sum;
+  }
+}
+
+using DepthwiseRow = void (*)(const float *, int64_t, const float *, float *,
+                              int64_t);
+
+/// The specialised row of the common depthwise kernels (3x3 and 5x5,
+/// stride 1 or 2, no dilation), or null.
+DepthwiseRow getDepthwiseRow(const ConvShape &s) {
+  if (s.dilation[1] != 1 || s.dilation[2] != 1 || s.kernel[1] != s.kernel[2])
+    return nullptr;
+  int64_t stride = s.stride[2];
+  switch (s.kernel[1] * 10 + stride) {
+  case 31:
+    return convolveDepthwiseRow<3, 3, 1>;
+  case 32:
+    return convolveDepthwiseRow<3, 3, 2>;
+  case 51:
+    return convolveDepthwiseRow<5, 5, 1>;
+  case 52:
+    return convolveDepthwiseRow<5, 5, 2>;
+  default:
+    return nullptr;
+  }
+}
+
+/// A depthwise filter (one input channel) over one 2-d or 1-d image.
+void convolveDepthwise(const float *image, const float *filter, float *output,
+                       const ConvShape &s) {
+  int64_t kernelH = s.kernel[1], kernelW = s.kernel[2];
+  int64_t outH = s.out[1], outW = s.out[2], width = s.in[2];
+  int64_t columns = outH * outW;
+  DepthwiseRow row = getDepthwiseRow(s);
+  for (int64_t f = 0; f < s.features; ++f) {
+    const float *taps = filter + f * kernelH * kernelW;
+    for (int64_t oh = 0; oh < outH; ++oh) {
+      float *out = output + f * columns + oh * outW;
+      const float *rows = image + oh * s.stride[1] * width;
+      if (row) {
+        row(rows, width, taps, out, outW);
+        continue;
+      }
+      // Every tap into the output row while the row is in cache.
+      for (int64_t kh = 0; kh < kernelH; ++kh)
+        for (int64_t kw = 0; kw < kernelW; ++kw) {
+          float weight = taps[kh * kernelW + kw];
+          const float *in =
+              rows + kh * s.dilation[1] * width + kw * s.dilation[2];
+          for (int64_t ow = 0; ow < outW; ++ow)
+            out[ow] += weight * in[ow * s.stride[2]];
+        }
+    }
+  }
+}
+
 /// output[f, o] += sum over c and k of
 ///   image[c, o * stride + k * dilation] * filter[f, c, k]
 /// for one image (already padded), o and k ranging over the spatial dims.
@@ -91,30 +183,8 @@ ConvShape makeConvShape(int64_t channels, int64_t features,
 void convolveImage(const float *image, const float *filter, float *output,
                    const ConvShape &s, std::vector<float> &unfolded) {
   int64_t columns = s.out[0] * s.out[1] * s.out[2];
-  if (s.channels == 1 && s.in[0] == 1) {
-    // Every tap of a filter into one output row while the row is in cache
-    // (tap by tap over the whole plane read and wrote it once per tap).
-    int64_t kernelH = s.kernel[1], kernelW = s.kernel[2];
-    int64_t outH = s.out[1], outW = s.out[2], width = s.in[2];
-    for (int64_t f = 0; f < s.features; ++f)
-      for (int64_t oh = 0; oh < outH; ++oh) {
-        float *out = output + f * columns + oh * outW;
-        for (int64_t kh = 0; kh < kernelH; ++kh)
-          for (int64_t kw = 0; kw < kernelW; ++kw) {
-            float weight = filter[(f * kernelH + kh) * kernelW + kw];
-            const float *in = image +
-                              (oh * s.stride[1] + kh * s.dilation[1]) * width +
-                              kw * s.dilation[2];
-            if (s.stride[2] == 1)
-              for (int64_t ow = 0; ow < outW; ++ow)
-                out[ow] += weight * in[ow];
-            else
-              for (int64_t ow = 0; ow < outW; ++ow)
-                out[ow] += weight * in[ow * s.stride[2]];
-          }
-      }
-    return;
-  }
+  if (isDepthwise(s))
+    return convolveDepthwise(image, filter, output, s);
   int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
   int64_t rows = s.channels * taps;
   bool pointwise =
@@ -152,14 +222,24 @@ std::vector<float> &unfoldScratch() {
 }
 
 /// Convolves `images` consecutive images into consecutive outputs, image i
-/// with the filters of group i % `groups` (consecutive too).
+/// with the filters of group i % `groups` (consecutive too). The images are
+/// spread over the threads when there are enough of them to go round;
+/// otherwise each image's product is.
 void convolveImages(const float *input, const float *filter, float *output,
                     const ConvShape &s, int64_t images, int64_t groups = 1) {
-  std::vector<float> &unfolded = unfoldScratch();
-  for (int64_t i = 0; i < images; ++i)
+  auto convolve = [&](int64_t i) {
     convolveImage(input + i * s.imageSize(),
                   filter + i % groups * s.filterSize(),
-                  output + i * s.outputSize(), s, unfolded);
+                  output + i * s.outputSize(), s, unfoldScratch());
+  };
+  if (images >= getThreads()) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < images; ++i)
+      convolve(i);
+    return;
+  }
+  for (int64_t i = 0; i < images; ++i)
+    convolve(i);
 }
 
 /// A convolution over a batch: input N x C x <Spatial>, filter
@@ -190,7 +270,10 @@ void _mlir_ciface_vram_matmul_f32(MemRef<2> *a, MemRef<2> *b, MemRef<2> *c,
 void _mlir_ciface_vram_batch_matmul_f32(MemRef<3> *a, MemRef<3> *b,
                                         MemRef<3> *c) {
   int64_t m = a->sizes[1], k = a->sizes[2], n = b->sizes[2];
-  for (int64_t batch = 0; batch < a->sizes[0]; ++batch)
+  int64_t batches = a->sizes[0];
+  // Products of a batch on threads of their own when they go round.
+#pragma omp parallel for schedule(static) if (batches >= getThreads())
+  for (int64_t batch = 0; batch < batches; ++batch)
     accumulateProduct(a->data() + batch * m * k, b->data() + batch * k * n,
                       c->data() + batch * m * n, m, n, k);
 }

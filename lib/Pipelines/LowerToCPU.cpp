@@ -52,10 +52,13 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // Matmuls and convolutions -> BLAS; the rest -> scalar loops -> CFG, a
-  // function per loop nest.
+  // Matmuls and convolutions -> BLAS; the rest -> a function per loop
+  // nest, vector code along the innermost loop where it runs along memory,
+  // scalar loops otherwise -> CFG.
   pm.addPass(createCallCPUKernelsPass());
+  pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createOutlineLinalgOpsPass());
+  pm.addPass(createVectorizeLinalgOpsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createLowerSCFToCFPass());
@@ -73,6 +76,7 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -28,6 +29,22 @@ struct OutlineLinalgOpsPass
     : public vram::impl::OutlineLinalgOpsPassBase<OutlineLinalgOpsPass> {
   void runOnOperation() override;
 };
+
+/// The type a function takes `type` as: a view at a static offset into a
+/// buffer (a slice of a concatenation, the interior of a padded buffer)
+/// at any offset, so that the ops on each slice share one function.
+static Type getParameterType(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  auto strided =
+      memref ? dyn_cast<StridedLayoutAttr>(memref.getLayout()) : nullptr;
+  if (!strided || ShapedType::isDynamic(strided.getOffset()))
+    return type;
+  return MemRefType::get(memref.getShape(), memref.getElementType(),
+                         StridedLayoutAttr::get(type.getContext(),
+                                                ShapedType::kDynamic,
+                                                strided.getStrides()),
+                         memref.getMemorySpace());
+}
 
 /// Outlines linalg ops into functions, one per distinct loop nest: an op
 /// whose function would be identical to one made before (the repeated
@@ -66,9 +83,11 @@ void Outliner::outline(linalg::LinalgOp op, func::FuncOp parent,
   }
 
   OpBuilder builder(parent.getContext());
+  SmallVector<Type> parameterTypes;
+  for (Value argument : arguments)
+    parameterTypes.push_back(getParameterType(argument.getType()));
   auto callee = func::FuncOp::create(
-      op.getLoc(), "outlined",
-      builder.getFunctionType(ValueRange(arguments).getTypes(), {}));
+      op.getLoc(), "outlined", builder.getFunctionType(parameterTypes, {}));
   callee.setPrivate();
   callee.setNoInline(true);
   // convert-func-to-llvm drops no_inline but keeps LLVM's own attributes.
@@ -103,7 +122,13 @@ void Outliner::outline(linalg::LinalgOp op, func::FuncOp parent,
   }
 
   builder.setInsertionPoint(op);
-  func::CallOp::create(builder, op.getLoc(), known->second, arguments);
+  SmallVector<Value> operands;
+  for (auto [argument, type] : llvm::zip(arguments, parameterTypes))
+    operands.push_back(
+        argument.getType() == type
+            ? argument
+            : memref::CastOp::create(builder, op.getLoc(), type, argument));
+  func::CallOp::create(builder, op.getLoc(), known->second, operands);
   op->erase();
 }
 

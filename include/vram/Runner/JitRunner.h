@@ -67,6 +67,9 @@ public:
 
   const FunctionSignature &getSignature() const { return signature; }
 
+  /// Returns the large blocks calls kept for the next one.
+  ~CompiledFunction();
+
 private:
   CompiledFunction(std::unique_ptr<mlir::ExecutionEngine> engine,
                    std::string entry, FunctionSignature signature,
