@@ -79,3 +79,26 @@ func.func @repeat(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<8xf32>) {
   linalg.copy ins(%b : memref<4xf32>) outs(%a : memref<4xf32>)
   return
 }
+
+// Views at different static offsets into one buffer (slices of a
+// concatenation) are passed at a dynamic offset, so the copies into each
+// slice share one function.
+// CHECK-LABEL: func.func @slices(
+// CHECK-SAME: %[[X:[^:]*]]: memref<2x4xf32>, %[[CAT:[^:]*]]: memref<2x12xf32>
+// CHECK: %[[FIRST:.*]] = memref.subview %[[CAT]][0, 0]
+// CHECK: %[[SECOND:.*]] = memref.subview %[[CAT]][0, 4]
+// CHECK: %[[F:.*]] = memref.cast %[[FIRST]] : memref<2x4xf32, strided<[12, 1]>> to memref<2x4xf32, strided<[12, 1], offset: ?>>
+// CHECK-NEXT: call @slices_copy_0(%[[X]], %[[F]])
+// CHECK-NEXT: %[[S:.*]] = memref.cast %[[SECOND]] : memref<2x4xf32, strided<[12, 1], offset: 4>> to memref<2x4xf32, strided<[12, 1], offset: ?>>
+// CHECK-NEXT: call @slices_copy_0(%[[X]], %[[S]])
+// CHECK-NOT: func.func private @slices_copy_1
+// CHECK: func.func private @slices_copy_0(%{{.*}}: memref<2x4xf32>, %{{.*}}: memref<2x4xf32, strided<[12, 1], offset: ?>>)
+func.func @slices(%x: memref<2x4xf32>, %cat: memref<2x12xf32>) {
+  %first = memref.subview %cat[0, 0] [2, 4] [1, 1]
+      : memref<2x12xf32> to memref<2x4xf32, strided<[12, 1]>>
+  %second = memref.subview %cat[0, 4] [2, 4] [1, 1]
+      : memref<2x12xf32> to memref<2x4xf32, strided<[12, 1], offset: 4>>
+  linalg.copy ins(%x : memref<2x4xf32>) outs(%first : memref<2x4xf32, strided<[12, 1]>>)
+  linalg.copy ins(%x : memref<2x4xf32>) outs(%second : memref<2x4xf32, strided<[12, 1], offset: 4>>)
+  return
+}

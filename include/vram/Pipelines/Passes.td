@@ -241,7 +241,10 @@ def OutlineLinalgOpsPass
     (same op, attributes, constants and argument types: the repeated layers
     of a network) calls that one instead, so LLVM compiles each distinct
     loop nest once: BERT-base's 541 loop nests are 27 functions, and its
-    compile time went from 6.0 s to 0.9 s.
+    compile time went from 6.0 s to 0.9 s. A view at a static offset into
+    a buffer is passed at a dynamic one (`memref.cast`), so ops on
+    different slices of one buffer (the copies into a concatenation) share
+    a function too.
   }];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::LLVM::LLVMDialect",
