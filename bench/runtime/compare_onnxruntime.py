@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Times `vram-run --time` (its JIT compile, and the mean of 3 calls, the
-first one cold) and onnxruntime (PyPI; the median of 5 runs after one
+"""Times `vram-run --time` (its JIT compile, and the mean of 3 calls after
+one warm-up call) and onnxruntime (PyPI; the median of 5 runs after one
 warm-up, 2 threads) on the same kit models, weights and inputs, at batch 1
 and 8 (a batch the export fixed to 1 is freed; the BERT-like export's 8
 is kept), checks that vram-run's outputs match onnxruntime's (`vram-run
@@ -62,7 +62,7 @@ def vram_run(build, model, inputs, outputs):
                     f.write(numpy_helper.from_array(array).SerializeToString())
         batch = next(iter(inputs.values())).shape[0]
         proc = subprocess.run([os.path.join(build, "bin", "vram-run"), model,
-                               f"--batch={batch}", "--time",
+                               f"--batch={batch}", "--time", "--warmup=1",
                                f"--steps={CALLS}", f"--inputs={directory}",
                                f"--expected={directory}", f"--rtol={RTOL}",
                                f"--atol={atol}"],
@@ -154,7 +154,7 @@ def main():
     args = parser.parse_args()
     models = args.models.split(",") if args.models else \
         [os.path.join(ROOT, m) for m in MODELS]
-    print("| model | batch | vram-run compile s | vram-run run s (mean of 3) "
+    print("| model | batch | vram-run compile s | vram-run run s (mean of 3 warm) "
           "| onnxruntime run s | run ratio | outputs |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
     ratios = []
@@ -188,7 +188,7 @@ def row(build, name, batch, model, session, inputs):
     except Exception as error:  # a row per model, whatever fails
         print(f"| {name} | {batch} | error: {error} | | | | |", flush=True)
         return []
-    print(f"| {name} | {batch} | {compile_s:.2f} | {run_s:.3f} "
+    print(f"| {name} | {batch} | {compile_s:.2f} | {run_s:.4f} "
           f"| {reference:.4f} | {run_s / reference:.1f}x "
           f"| {compared} |", flush=True)
     return [run_s / reference]

@@ -89,6 +89,11 @@ llvm::cl::opt<unsigned> steps(
                    "named like an argument replaces it: parameters, "
                    "optimizer state, accumulated gradients); the last "
                    "call's results are printed and compared"));
+llvm::cl::opt<unsigned> warmupCalls(
+    "warmup", llvm::cl::init(0),
+    llvm::cl::desc("Call @main this many times first, on the same data, "
+                   "and drop the results: --time then times warm calls "
+                   "(the first one faults its memory in)"));
 llvm::cl::opt<bool> gradientCheck(
     "gradcheck",
     llvm::cl::desc("With --train=\"... optimizer=none\": compare every "
@@ -533,6 +538,11 @@ int main(int argc, char **argv) {
     return runGradientCheck(**compiled, *arguments);
   }
   const FunctionSignature &sig = (*compiled)->getSignature();
+  for (unsigned call = 0; call < warmupCalls; ++call)
+    if (auto warm = (*compiled)->invoke(*arguments); !warm) {
+      timers.clear();
+      return fail(llvm::toString(warm.takeError()));
+    }
   llvm::Timer runTimer("run", "call @main", timers);
   runTimer.startTimer();
   auto outputs = (*compiled)->invoke(*arguments);
@@ -547,9 +557,11 @@ int main(int argc, char **argv) {
   }
   if (printTiming)
     llvm::errs() << inputFilename << ": compile "
-                 << llvm::format("%.3f", compileTimer.getTotalTime().getWallTime())
+                 << llvm::format("%.3f",
+                                 compileTimer.getTotalTime().getWallTime())
                  << " s, run "
-                 << llvm::format("%.3f", runTimer.getTotalTime().getWallTime())
+                 // Microseconds: small models run a call in under one.
+                 << llvm::format("%.6f", runTimer.getTotalTime().getWallTime())
                  << " s\n";
   timers.clear();
 
