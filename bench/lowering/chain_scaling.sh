@@ -2,7 +2,7 @@
 # How lowering and JIT compile time grow with a program's length: chains of
 # N elementwise ops (each op's result feeds the next) through
 # `vram-opt --emit=llvm` (the CPU pipeline) and `vram-run` (that pipeline,
-# then LLVM at O3 in the JIT, then one run). Time linear in N means the
+# then LLVM at O1 in the JIT, then one run). Time linear in N means the
 # seconds per 1,000 ops stay flat down a column. One row per (chain, N):
 #   bench/lowering/chain_scaling.sh [build dir] [sizes for --emit=llvm] [sizes for vram-run]
 # Chains: "relu" (x_i = Relu(x_i-1)), "add" (x_i = Add(x_i-1, x_i-1)),

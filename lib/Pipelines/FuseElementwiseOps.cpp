@@ -26,22 +26,30 @@ using namespace mlir;
 /// over an image, would rerun the producer at every element it is broadcast
 /// to), and the consumer runs right after the producer (fused further away,
 /// the producer's inputs would stay live until the consumer runs, across
-/// whatever a memory plan put in between).
-static bool fusesInPlace(OpOperand *operand) {
-  Operation *producer = operand->get().getDefiningOp();
+/// whatever a memory plan put in between); and while the fused body holds
+/// at most `maxBodyOps` operations (see Passes.td).
+static bool fusesInPlace(OpOperand *operand, unsigned maxBodyOps) {
+  auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  auto bodySize = [](linalg::GenericOp op) {
+    return op.getBody()->getOperations().size();
+  };
   return producer && consumer && producer->hasOneUse() &&
          consumer.getMatchingIndexingMap(operand).isPermutation() &&
-         vram::runsRightAfter(producer, consumer);
+         vram::runsRightAfter(producer, consumer) &&
+         bodySize(producer) + bodySize(consumer) <= maxBodyOps;
 }
 
 namespace {
 struct FuseElementwiseOpsPass
     : public vram::impl::FuseElementwiseOpsPassBase<FuseElementwiseOpsPass> {
+  using FuseElementwiseOpsPassBase::FuseElementwiseOpsPassBase;
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    linalg::populateElementwiseOpsFusionPatterns(patterns, fusesInPlace);
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns,
+        [&](OpOperand *operand) { return fusesInPlace(operand, maxBodyOps); });
     // Drops the operands and results a fusion leaves unused or repeated.
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
