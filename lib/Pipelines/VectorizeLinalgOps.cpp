@@ -1,7 +1,7 @@
 //===- VectorizeLinalgOps.cpp - vram-vectorize-linalg-ops -----------------===//
 //
 // The loop nests left on the CPU path (elementwise chains, broadcasts,
-// fills, transposes) as vector code along their innermost dimension (see
+// fills, copies) as vector code along their innermost dimension (see
 // Passes.td).
 //
 //===----------------------------------------------------------------------===//
@@ -42,9 +42,7 @@ struct VectorizeLinalgOpsPass
 /// last: a strided layout with unit innermost stride (or a scalar).
 static bool hasUnitInnerStride(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type)
-    return true;
-  if (type.getRank() == 0)
+  if (!type || type.getRank() == 0)
     return true;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -63,9 +61,9 @@ static bool isByteSized(Type type) {
 
 /// Whether `op` is a loop nest this pass vectorizes: on buffers of static
 /// shape and elements of whole bytes, every loop parallel (no reduction),
-/// the innermost one reading and
-/// writing with unit stride every operand it indexes (others are broadcast
-/// along it), and its body something the vectorizer takes whole.
+/// the innermost one reading and writing with unit stride every operand it
+/// indexes (others are broadcast along it), and its body something the
+/// vectorizer takes whole.
 static bool isVectorizable(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.hasDynamicShape() ||
       op.getNumLoops() == 0 || isa<linalg::ConvolutionOpInterface>(*op) ||
