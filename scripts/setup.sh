@@ -5,6 +5,7 @@ set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ git
   llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22 libclang-rt-22-dev
+  libomp-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata python3-onnx python3-numpy
   libgtest-dev libopenblas-dev
