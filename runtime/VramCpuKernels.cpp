@@ -105,9 +105,9 @@ bool isDepthwise(const ConvShape &s) { return s.channels == 1 && s.in[0] == 1; }
 /// One output row of a depthwise filter with a KH x KW kernel, unit
 /// dilation and a horizontal stride of SW: every tap summed in registers,
 /// the row written once. Sizes known at compile time let the compiler
-/// unroll the taps and vectorise along the row.
+/// unroll the taps and vectorize along the row.
 template <int KH, int KW, int SW>
-[[gnu::target_clones("avx512f", "avx2", "default")]] void
+[[gnu::always_inline]] inline void
 convolveDepthwiseRow(const float *__restrict image, int64_t width,
                      const float *__restrict filter, float *__restrict out,
                      int64_t outW) {
@@ -120,6 +120,21 @@ convolveDepthwiseRow(const float *__restrict image, int64_t width,
   }
 }
 
+// The rows of the common depthwise kernels, each compiled for AVX-512,
+// AVX2 and the baseline and chosen when the library loads (clang clones
+// no templates, hence a function per kernel).
+#define VRAM_DEPTHWISE_ROW(NAME, K, S)                                         \
+  [[gnu::target_clones("avx512f", "avx2", "default")]] void NAME(              \
+      const float *image, int64_t width, const float *filter, float *out,      \
+      int64_t outW) {                                                          \
+    convolveDepthwiseRow<K, K, S>(image, width, filter, out, outW);            \
+  }
+VRAM_DEPTHWISE_ROW(convolveDepthwiseRow3x3Stride1, 3, 1)
+VRAM_DEPTHWISE_ROW(convolveDepthwiseRow3x3Stride2, 3, 2)
+VRAM_DEPTHWISE_ROW(convolveDepthwiseRow5x5Stride1, 5, 1)
+VRAM_DEPTHWISE_ROW(convolveDepthwiseRow5x5Stride2, 5, 2)
+#undef VRAM_DEPTHWISE_ROW
+
 using DepthwiseRow = void (*)(const float *, int64_t, const float *, float *,
                               int64_t);
 
@@ -131,13 +146,13 @@ DepthwiseRow getDepthwiseRow(const ConvShape &s) {
   int64_t stride = s.stride[2];
   switch (s.kernel[1] * 10 + stride) {
   case 31:
-    return convolveDepthwiseRow<3, 3, 1>;
+    return convolveDepthwiseRow3x3Stride1;
   case 32:
-    return convolveDepthwiseRow<3, 3, 2>;
+    return convolveDepthwiseRow3x3Stride2;
   case 51:
-    return convolveDepthwiseRow<5, 5, 1>;
+    return convolveDepthwiseRow5x5Stride1;
   case 52:
-    return convolveDepthwiseRow<5, 5, 2>;
+    return convolveDepthwiseRow5x5Stride2;
   default:
     return nullptr;
   }
