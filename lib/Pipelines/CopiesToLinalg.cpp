@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace vram {
@@ -25,13 +26,14 @@ struct CopiesToLinalgPass
 } // namespace
 
 /// Whether the copy's lowering calls memrefCopy: a statically shaped copy
-/// where either side is not one contiguous block (memcpy otherwise).
+/// where either side is not one contiguous block, by the test the LLVM
+/// lowering applies (memcpy otherwise).
 static bool needsLoops(memref::CopyOp copy) {
   auto source = cast<MemRefType>(copy.getSource().getType());
   auto target = cast<MemRefType>(copy.getTarget().getType());
   return source.hasStaticShape() &&
-         (!source.areTrailingDimsContiguous(source.getRank()) ||
-          !target.areTrailingDimsContiguous(target.getRank()));
+         (!memref::isStaticShapeAndContiguousRowMajor(source) ||
+          !memref::isStaticShapeAndContiguousRowMajor(target));
 }
 
 void CopiesToLinalgPass::runOnOperation() {

@@ -38,17 +38,10 @@ struct VectorizeLinalgOpsPass
 };
 } // namespace
 
-/// Whether every element of `value`'s innermost dimension is next to the
-/// last: a strided layout with unit innermost stride (or a scalar).
+/// Whether `value`'s innermost dimension has unit stride (a scalar too).
 static bool hasUnitInnerStride(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
-  if (!type || type.getRank() == 0)
-    return true;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return false;
-  return strides.back() == 1;
+  return !type || type.isLastDimUnitStride();
 }
 
 /// Whether vectors of `type` are laid out in memory as its memrefs are: a
