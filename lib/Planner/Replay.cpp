@@ -156,7 +156,8 @@ double Replayer::recomputeCost(TensorId t) const {
   // only the first made tensors whose inputs were about to die look cheap;
   // on the random layered graphs, dropping one then cost a rerun of most of
   // the graph. The walk stops after a few ops to stay cheap: beyond that
-  // the tensor is already among the costliest to drop.
+  // the tensor is already among the costliest to drop, or, with
+  // boundedRebuilds, not dropped at all.
   constexpr unsigned kMaxOps = 32;
   OpId rebuildAt = nextUseOf(t);
   auto missingAt = [&](TensorId input) {
@@ -187,6 +188,8 @@ double Replayer::recomputeCost(TensorId t) const {
       if (missingAt(input))
         worklist.push_back(input);
   }
+  if (options.boundedRebuilds && !worklist.empty())
+    return kInfinity;
   return cost;
 }
 

@@ -32,6 +32,11 @@ struct ReplayOptions {
   /// When set: filled, by TensorId, with what each tensor's first eviction
   /// weighed (the report's "why").
   std::vector<std::optional<EvictionCost>> *evictionCosts = nullptr;
+  /// Drops only tensors whose rebuild reruns a few ops at most. A rebuild
+  /// through a long ancestry holds the inputs of every op on its path; near
+  /// the smallest budgets on graphs of wide fan-in (random layered graphs)
+  /// that evicts what the same rebuild needs next, and it never ends.
+  bool boundedRebuilds = false;
   /// Indexed by TensorId (empty: none). Persistent tensors the caller keeps
   /// in host memory: brought in before each use like offloaded tensors, and
   /// copied back once written.

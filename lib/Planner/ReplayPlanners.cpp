@@ -160,12 +160,13 @@ struct GuidingDrops {
 
 /// One replay at `budget`, with the persistent tensors `startOnHost` marks
 /// in host memory, or guided by drops chosen ahead (none when the selection
-/// chooses none).
+/// chooses none), or with only short rebuilds (ReplayOptions).
 static std::optional<FastAttempt>
 attemptFast(const PlanningGraph &graph, uint64_t budget,
             const MachineModel &device,
             const std::vector<bool> &startOnHost = {},
-            std::optional<GuidingDrops> guide = std::nullopt) {
+            std::optional<GuidingDrops> guide = std::nullopt,
+            bool boundedRebuilds = false) {
   FastAttempt attempt;
   ReplayOptions options;
   if (guide) {
@@ -177,6 +178,7 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
   }
   options.budget = budget;
   options.startOnHost = startOnHost;
+  options.boundedRebuilds = boundedRebuilds;
   attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
   options.evictionCosts = &attempt.evictionCosts;
   llvm::Expected<std::vector<PlanStep>> steps =
@@ -247,19 +249,30 @@ static void pruneNearCheapest(
 }
 
 /// The plain replay at `budget` or, when it runs into a dead end, the guided
-/// one.
+/// one; failing both, with `boundedFallback`, the same two with short
+/// rebuilds only.
 static std::optional<FastAttempt>
 attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
                      const MachineModel &device, bool dropsAhead,
-                     const std::vector<bool> &startOnHost = {}) {
-  if (std::optional<FastAttempt> attempt =
-          attemptFast(graph, budget, device, startOnHost))
-    return attempt;
-  if (!dropsAhead)
-    return std::nullopt;
-  DropSelection selection(graph, device, budget, /*earlyReruns=*/false);
-  return attemptFast(graph, budget, device, startOnHost,
-                     GuidingDrops{selection, DropRanking{}});
+                     const std::vector<bool> &startOnHost,
+                     bool boundedFallback) {
+  std::optional<DropSelection> selection;
+  for (bool boundedRebuilds : {false, true}) {
+    if (boundedRebuilds && !boundedFallback)
+      break;
+    if (std::optional<FastAttempt> attempt = attemptFast(
+            graph, budget, device, startOnHost, std::nullopt, boundedRebuilds))
+      return attempt;
+    if (!dropsAhead)
+      continue;
+    if (!selection)
+      selection.emplace(graph, device, budget, /*earlyReruns=*/false);
+    if (std::optional<FastAttempt> attempt = attemptFast(
+            graph, budget, device, startOnHost,
+            GuidingDrops{*selection, DropRanking{}}, boundedRebuilds))
+      return attempt;
+  }
+  return std::nullopt;
 }
 
 /// The attempt with the lowest peak the fast planner finds at or below
@@ -277,7 +290,8 @@ lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
   std::optional<FastAttempt> best;
   auto attemptAt = [&](uint64_t budget) -> std::optional<FastAttempt> {
     std::optional<FastAttempt> attempt =
-        attemptPlainOrGuided(graph, budget, device, dropsAhead, startOnHost);
+        attemptPlainOrGuided(graph, budget, device, dropsAhead, startOnHost,
+                             /*boundedFallback=*/true);
     if (!attempt || attempt->peak > budget)
       return std::nullopt;
     return attempt;
@@ -395,7 +409,9 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
 /// spaced lower targets (either kind) down to the lower bound. Then, with a
 /// host link, the plan that keeps the fewest persistent tensors in host
 /// memory (hostCandidates' order; doubling, then bisection on how many).
-/// Failing those, the lowest peak the planner finds at all, which the caller
+/// Then the first portfolio again with short rebuilds only (ReplayOptions::
+/// boundedRebuilds). Failing those, the lowest peak the planner finds at
+/// all, which the caller
 /// compares with the budget.
 static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
                                                     uint64_t budget,
@@ -423,28 +439,36 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
       for (double exponent : kExcessExponents)
         rankings.push_back(DropRanking{exponent, earlyReruns});
   // The plain replay first, then one guided by the drops of each ranking,
-  // all selected from one start.
+  // all selected from one start. Returns whether the plain one met the
+  // budget.
   std::optional<DropSelection> selection;
   if (dropsAhead)
     selection.emplace(graph, device, budget, /*earlyReruns=*/true);
-  std::vector<std::optional<FastAttempt>> attempts =
-      attemptEach(1 + rankings.size(), [&](size_t i) {
-        if (i == 0)
-          return attemptFast(graph, budget, device);
-        return attemptFast(graph, budget, device, {},
-                           GuidingDrops{*selection, rankings[i - 1]});
-      });
-  pruneNearCheapest(graph, attempts, budget, device);
-  bool aimedMet = attempts.front().has_value();
-  for (std::optional<FastAttempt> &attempt : attempts)
-    consider(std::move(attempt));
+  auto attemptPortfolio = [&](bool boundedRebuilds) {
+    std::vector<std::optional<FastAttempt>> attempts =
+        attemptEach(1 + rankings.size(), [&](size_t i) {
+          if (i == 0)
+            return attemptFast(graph, budget, device, {}, std::nullopt,
+                               boundedRebuilds);
+          return attemptFast(graph, budget, device, {},
+                             GuidingDrops{*selection, rankings[i - 1]},
+                             boundedRebuilds);
+        });
+    pruneNearCheapest(graph, attempts, budget, device);
+    bool plainMet = attempts.front().has_value();
+    for (std::optional<FastAttempt> &attempt : attempts)
+      consider(std::move(attempt));
+    return plainMet;
+  };
+  bool aimedMet = attemptPortfolio(/*boundedRebuilds=*/false);
   // Where the plain replay runs into a dead end, one aimed lower can still
   // cost less than the guided one.
   uint64_t low = memoryLowerBound(graph);
   constexpr unsigned kProbes = 8;
   for (unsigned i = 1; !aimedMet && budget > low && i < kProbes; ++i)
     if (std::optional<FastAttempt> attempt = attemptPlainOrGuided(
-            graph, budget - (budget - low) / kProbes * i, device, dropsAhead)) {
+            graph, budget - (budget - low) / kProbes * i, device, dropsAhead,
+            {}, /*boundedFallback=*/false)) {
       consider(prunedWithin(graph, std::move(attempt), budget, device));
       break;
     }
@@ -481,6 +505,11 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
     }
     return met;
   }
+  // The portfolio again with short rebuilds only: the random layered graphs
+  // of 250 and 1,000 ops at 70% of their peaks are planned only so.
+  attemptPortfolio(/*boundedRebuilds=*/true);
+  if (best)
+    return best;
   return lowestFastAttempt(graph, device, dropsAhead);
 }
 
