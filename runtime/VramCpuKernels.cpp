@@ -1,6 +1,6 @@
 //===- VramCpuKernels.cpp - Heavy CPU ops through BLAS --------------------===//
 //
-// The functions vram-call-cpu-kernels puts in place of f32 linalg.matmul
+// The functions vram-call-library-kernels puts in place of f32 linalg.matmul
 // (transposed operands included), linalg.batch_matmul, the 1-d, 2-d and 3-d
 // linalg convolutions (conv_1d_ncw_fcw, conv_2d_nchw_fchw,
 // conv_3d_ncdhw_fcdhw) and the grouped linalg.conv_2d_ngchw_gfchw on the CPU

@@ -1,6 +1,6 @@
 //===- VramCpuKernels.h - the CPU kernels' C interface ----------*- C++ -*-===//
 //
-// The functions vram-call-cpu-kernels calls (VramCpuKernels.cpp), as MLIR's
+// The functions vram-call-library-kernels calls (VramCpuKernels.cpp), as MLIR's
 // C interface passes memrefs: a pointer to each descriptor.
 //
 //===----------------------------------------------------------------------===//
@@ -8,19 +8,13 @@
 #ifndef VRAM_RUNTIME_VRAMCPUKERNELS_H
 #define VRAM_RUNTIME_VRAMCPUKERNELS_H
 
+#include "MemRef.h"
+
 #include <cstdint>
 
 namespace vram::cpu {
-/// A ranked f32 memref descriptor, as MLIR's LLVM lowering lays it out.
-template <int Rank> struct MemRef {
-  float *allocated;
-  float *aligned;
-  int64_t offset;
-  int64_t sizes[Rank];
-  int64_t strides[Rank];
-
-  float *data() const { return aligned + offset; }
-};
+/// A ranked f32 memref descriptor.
+template <int Rank> using MemRef = vram::runtime::MemRef<float, Rank>;
 } // namespace vram::cpu
 
 extern "C" {

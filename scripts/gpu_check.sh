@@ -14,7 +14,8 @@
 #
 # prepare needs LLVM/MLIR 22, the CUDA toolkit (ptxas) and a build of this
 # project; run needs only the NVIDIA driver and DIR's executables and
-# libraries (DIR/*.so, DIR/*/model.gpu), so the GPU can be on a machine with
+# libraries (DIR/*.so, DIR/*/model.gpu) plus cuBLAS and cuDNN (found on the
+# library path or in /usr/local/cuda/lib64), so the GPU can be on a machine with
 # none of the toolchain: take those there, run, bring DIR/*/gpu.{out,err}
 # back and compare. For each check:
 #   - vram-opt imports (and trains, plans) the model; its JSON report gives
@@ -24,7 +25,8 @@
 #     of large ones) and the mean time of repeated calls;
 #   - the CPU side runs it lowered with vram-lower-to-cpu under mlir-runner;
 #   - the GPU side is lowered with vram-lower-to-gpu (fatbin), compiled ahead
-#     of time with clang and linked against libvram_cuda_runtime.so;
+#     of time with clang and linked against libvram_cuda_runtime.so and
+#     libvram_gpu_libraries.so (its matmuls and convolutions: cuBLAS, cuDNN);
 #   - run compares the results (relative difference <= 1e-3) and prints the
 #     step time, the device bytes the runtime counted during the step, the
 #     arena vram-static-arena laid out, the analysed peak and the budget.
@@ -43,9 +45,11 @@ prepare() {
     cmake -G Ninja -S "$root" -B "$build" -DMLIR_DIR=$llvm/lib/cmake/mlir \
       -DLLVM_EXTERNAL_LIT=$llvm/bin/lit -DCMAKE_BUILD_TYPE=Release >/dev/null
   fi
-  ninja -C "$build" vram-opt vram_cuda_runtime vram_cpu_kernels >/dev/null
+  ninja -C "$build" vram-opt vram_cuda_runtime vram_gpu_libraries \
+    vram_cpu_kernels >/dev/null
   local opt=$build/bin/vram-opt
-  cp "$build/lib/libvram_cuda_runtime.so" "$dir/"
+  cp "$build/lib/libvram_cuda_runtime.so" "$build/lib/libvram_gpu_libraries.so" \
+    "$dir/"
   $llvm/bin/clang -O2 -shared -fPIC "$root/scripts/gpu_check/harness_support.c" \
     -o "$dir/libvram_check_support.so"
   local runner_libs=$dir/libvram_check_support.so,$llvm/lib/libmlir_c_runner_utils.so,$build/lib/libvram_cpu_kernels.so
@@ -98,8 +102,9 @@ prepare() {
     $llvm/bin/mlir-translate --mlir-to-llvmir "$work/gpu.ll.mlir" -o "$work/gpu.ll"
     $llvm/bin/clang -O2 -c -Wno-override-module "$work/gpu.ll" -o "$work/gpu.o"
     $llvm/bin/clang "$work/gpu.o" -o "$work/model.gpu" -L"$dir" \
-      -l:libvram_cuda_runtime.so -l:libvram_check_support.so -Wl,-rpath,'$ORIGIN/..' \
-      -Wl,--allow-shlib-undefined
+      -l:libvram_cuda_runtime.so -l:libvram_gpu_libraries.so \
+      -l:libvram_check_support.so -Wl,-rpath,'$ORIGIN/..' \
+      -Wl,-rpath,/usr/local/cuda/lib64 -Wl,--allow-shlib-undefined
     rm -f "$work"/{cpu.mlir,cpu.ll.mlir,gpu.mlir,gpu.ll.mlir,after-arena.mlir,gpu.ll,gpu.o,model.mlir}
   done 3< <(grep -vE '^\s*(#|$)' "$list")
 }

@@ -59,3 +59,5 @@ vram_lib_dir = os.path.join(config.vram_obj_root, "lib")
 config.substitutions.append(("%vram_lib_dir", vram_lib_dir))
 if os.path.exists(os.path.join(vram_lib_dir, "libvram_cuda_runtime.so")):
     config.available_features.add("cuda-runtime")
+if os.path.exists(os.path.join(vram_lib_dir, "libvram_gpu_libraries.so")):
+    config.available_features.add("gpu-libraries")

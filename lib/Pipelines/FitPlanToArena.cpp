@@ -38,15 +38,14 @@ static uint64_t deviceBytes(Type type) {
   return succeeded(bytes) ? *bytes : 0;
 }
 
-/// The device memory of `planned`'s functions lowered to buffers as
-/// vram-lower-to-gpu lowers them: the largest over its planned functions,
-/// each of which gets VramDialect::kLoweredPeakAttrName. The device memory is
-/// every device allocation left after vram-static-arena (its arenas and the
-/// buffers that escape them, counted as live together) plus the device
-/// copies of the memref arguments: an upper bound on what the runtime
-/// counts while the function runs. None when the module does not lower (its
-/// diagnostics are swallowed).
-static std::optional<uint64_t> lowerAndCount(ModuleOp planned) {
+/// The device memory of each of `planned`'s functions lowered to buffers as
+/// vram-lower-to-gpu lowers them: every device allocation left after
+/// vram-static-arena (its arenas and the buffers that escape them, counted
+/// as live together) plus the device copies of the memref arguments, an
+/// upper bound on what the runtime counts while the function runs. None
+/// when the module does not lower (its diagnostics are swallowed).
+static std::optional<llvm::StringMap<uint64_t>>
+countLoweredBytes(ModuleOp planned) {
   OwningOpRef<ModuleOp> copy = planned.clone();
   MLIRContext *context = planned.getContext();
   {
@@ -66,16 +65,64 @@ static std::optional<uint64_t> lowerAndCount(ModuleOp planned) {
         [&](memref::AllocOp alloc) { total += deviceBytes(alloc.getType()); });
     loweredBytes[func.getName()] = total;
   });
-  uint64_t largest = 0;
+  return loweredBytes;
+}
+
+/// The functions of `planned` that have a plan.
+static SmallVector<FunctionOpInterface> getPlannedFunctions(ModuleOp planned) {
+  SmallVector<FunctionOpInterface> functions;
   planned.walk([&](FunctionOpInterface func) {
-    if (!func->hasAttr(vram::VramDialect::kPlannedPeakAttrName))
-      return;
-    uint64_t bytes = loweredBytes.lookup(func.getName());
-    func->setAttr(vram::VramDialect::kLoweredPeakAttrName,
-                  Builder(context).getI64IntegerAttr(bytes));
-    largest = std::max(largest, bytes);
+    if (func->hasAttr(vram::VramDialect::kPlannedPeakAttrName))
+      functions.push_back(func);
   });
-  return largest;
+  return functions;
+}
+
+/// The device memory of `planned` lowered as vram-lower-to-gpu lowers it:
+/// the largest countLoweredBytes over its planned functions, each of which
+/// gets VramDialect::kLoweredPeakAttrName. When that exceeds `budgetBytes`
+/// with the convolutions' library workspace, the same plan without it
+/// (VramDialect::kNoLibraryWorkspaceAttrName, left on the functions when it
+/// lowers to less): cuDNN's implicit GEMM needs none, the faster algorithms
+/// a column matrix per convolution, which on small steps is a large part of
+/// the budget.
+static std::optional<uint64_t> lowerAndCount(ModuleOp planned,
+                                             uint64_t budgetBytes) {
+  SmallVector<FunctionOpInterface> functions = getPlannedFunctions(planned);
+  auto largest = [&](const llvm::StringMap<uint64_t> &loweredBytes) {
+    uint64_t bytes = 0;
+    for (FunctionOpInterface func : functions)
+      bytes = std::max(bytes, loweredBytes.lookup(func.getName()));
+    return bytes;
+  };
+  auto setWorkspace = [&](bool withWorkspace) {
+    for (FunctionOpInterface func : functions)
+      if (withWorkspace)
+        func->removeAttr(vram::VramDialect::kNoLibraryWorkspaceAttrName);
+      else
+        func->setAttr(vram::VramDialect::kNoLibraryWorkspaceAttrName,
+                      UnitAttr::get(planned.getContext()));
+  };
+  setWorkspace(true);
+  std::optional<llvm::StringMap<uint64_t>> loweredBytes =
+      countLoweredBytes(planned);
+  if (!loweredBytes)
+    return std::nullopt;
+  if (largest(*loweredBytes) > budgetBytes) {
+    setWorkspace(false);
+    std::optional<llvm::StringMap<uint64_t>> without =
+        countLoweredBytes(planned);
+    if (without && largest(*without) < largest(*loweredBytes))
+      loweredBytes = std::move(without);
+    else
+      setWorkspace(true);
+  }
+  Builder builder(planned.getContext());
+  for (FunctionOpInterface func : functions)
+    func->setAttr(
+        vram::VramDialect::kLoweredPeakAttrName,
+        builder.getI64IntegerAttr(loweredBytes->lookup(func.getName())));
+  return largest(*loweredBytes);
 }
 
 namespace {
@@ -140,7 +187,8 @@ struct FitPlanToArenaPass
     FailureOr<PlannedModule> floorPlan = planQuietly(smallest);
     if (failed(floorPlan))
       return smallest;
-    std::optional<uint64_t> bytes = lowerAndCount(*floorPlan->module);
+    std::optional<uint64_t> bytes =
+        lowerAndCount(*floorPlan->module, /*budgetBytes=*/smallest);
     return std::max(smallest, bytes.value_or(0));
   }
 
@@ -219,7 +267,8 @@ struct FitPlanToArenaPass
     for (unsigned attempt = 1;; ++attempt) {
       uint64_t excess = 0;
       if (succeeded(planned)) {
-        std::optional<uint64_t> bytes = lowerAndCount(*planned->module);
+        std::optional<uint64_t> bytes =
+            lowerAndCount(*planned->module, budgetBytes);
         ++end.lowered;
         if (!bytes || *bytes <= budgetBytes) {
           end.fitted = target;
@@ -309,7 +358,7 @@ struct FitPlanToArenaPass
     }
     std::optional<uint64_t> bytes;
     if (succeeded(planned)) {
-      bytes = lowerAndCount(*planned->module);
+      bytes = lowerAndCount(*planned->module, budgetBytes);
       if (!bytes)
         return unchecked(floor->smallestBudget);
       if (*bytes <= budgetBytes)

@@ -55,7 +55,7 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   // Matmuls and convolutions -> BLAS; the rest -> a function per loop
   // nest, vector code along the innermost loop where it runs along memory,
   // scalar loops otherwise -> CFG.
-  pm.addPass(createCallCPUKernelsPass());
+  pm.addPass(createCallLibraryKernelsPass());
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createOutlineLinalgOpsPass());
   pm.addPass(createVectorizeLinalgOpsPass());

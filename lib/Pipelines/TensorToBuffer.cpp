@@ -77,6 +77,11 @@ void vram::buildDeviceBufferPipeline(OpPassManager &pm) {
   hostCopies.hostMemorySpace = kPinnedHostMemorySpace.str();
   pm.addPass(createConvertVramToBufferizationPass(hostCopies));
   buildTensorToBufferPipeline(pm);
+  // Matmuls and convolutions -> cuBLAS and cuDNN, before the arena places
+  // the convolutions' workspace buffers.
+  CallLibraryKernelsPassOptions library;
+  library.target = "gpu";
+  pm.addPass(createCallLibraryKernelsPass(library));
   // No ownership-based deallocation: its run-time ownership checks are
   // host code that would read device buffers. Buffers share one arena by
   // liveness instead; whatever escapes it is freed at function exit.

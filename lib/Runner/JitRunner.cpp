@@ -190,7 +190,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // memref.copy of non-contiguous views calls memrefCopy from the first,
-  // vram-call-cpu-kernels' calls go to the second.
+  // vram-call-library-kernels' calls go to the second.
   std::string cpuKernels = getCpuKernelsPath();
   llvm::StringRef runtime[] = {VRAM_C_RUNNER_UTILS_PATH, cpuKernels};
   options.sharedLibPaths = runtime;

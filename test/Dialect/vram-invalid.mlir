@@ -55,6 +55,13 @@ func.func @peak_not_integer() attributes {vram.planned_peak = "big"} {
 
 // -----
 
+// expected-error @+1 {{'vram.no_library_workspace' must be a unit attribute}}
+func.func @workspace_flag_not_unit() attributes {vram.no_library_workspace = true} {
+  return
+}
+
+// -----
+
 func.func @update_unknown_rule(%p: tensor<4xf32>, %g: tensor<4xf32>) {
   // expected-error @+1 {{unknown update rule 'nadam' (sgd, momentum, adam or adamw)}}
   %r = vram.update nadam %g into %p {learning_rate = 1.0 : f64} : tensor<4xf32> -> tensor<4xf32>

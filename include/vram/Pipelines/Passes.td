@@ -183,30 +183,48 @@ def LowerSCFToCFPass : Pass<"vram-scf-to-cf"> {
                            "mlir::scf::SCFDialect"];
 }
 
-def CallCPUKernelsPass : Pass<"vram-call-cpu-kernels", "mlir::ModuleOp"> {
+def CallLibraryKernelsPass
+    : Pass<"vram-call-library-kernels", "mlir::ModuleOp"> {
   let summary = "Replaces f32 matmul, batch matmul and convolution on "
-                "buffers by calls of BLAS-backed kernels";
+                "buffers by calls of tuned library kernels (BLAS on CPU, "
+                "cuBLAS and cuDNN on GPU)";
   let description = [{
-    The CPU path's heavy ops, the way XLA's and IREE's CPU backends route
+    Heavy ops go to libraries, the way XLA's and IREE's backends route
     them: `linalg.matmul` (default indexing maps, or maps that transpose A
     and/or B, as a Gemm's transA/transB and a weight gradient's A^T dY
     lower; the kernel takes the two flags), `linalg.batch_matmul` (default
-    indexing maps),
-    `linalg.conv_1d_ncw_fcw`, `linalg.conv_2d_nchw_fchw`,
+    indexing maps), `linalg.conv_1d_ncw_fcw`, `linalg.conv_2d_nchw_fchw`,
     `linalg.conv_3d_ncdhw_fcdhw` and the grouped `linalg.conv_2d_ngchw_gfchw`
     on f32 memrefs with the identity layout in the default memory space
-    become `func.call`s of `vram_matmul_f32`, `vram_batch_matmul_f32`,
-    `vram_conv1d_ncw_fcw_f32`, `vram_conv2d_nchw_fchw_f32`,
-    `vram_conv3d_ncdhw_fcdhw_f32` and `vram_conv2d_ngchw_gfchw_f32` (with
-    the strides and dilations per spatial dim), declared with `llvm.emit_c_interface` and
-    defined in `libvram_cpu_kernels` (runtime/VramCpuKernels.cpp, on
-    OpenBLAS's `cblas_sgemm`; convolution as im2col and one GEMM per image
-    and group, or, with one input channel per group as in a depthwise
-    convolution, a direct loop per filter tap), which `vram-run` loads. The
-    operands are cast to dynamic shapes, so one declaration serves every
-    shape. Like the ops they replace, the kernels accumulate into the
-    output. Other element types and layouts stay linalg ops.
+    become `func.call`s of `<prefix>matmul_f32`, `<prefix>batch_matmul_f32`,
+    `<prefix>conv1d_ncw_fcw_f32`, `<prefix>conv2d_nchw_fchw_f32`,
+    `<prefix>conv3d_ncdhw_fcdhw_f32` and `<prefix>conv2d_ngchw_gfchw_f32`
+    (a convolution passes its strides and dilations per spatial dim after
+    the buffers), declared with `llvm.emit_c_interface`. The operands are
+    cast to dynamic shapes, so one declaration serves every shape. Like the
+    ops they replace, the kernels accumulate into the output. Other element
+    types and layouts stay linalg ops.
+
+    `target=cpu` (prefix `vram_`): `libvram_cpu_kernels`
+    (runtime/VramCpuKernels.cpp, on OpenBLAS's `cblas_sgemm`; convolution
+    as im2col and one GEMM per image and group, or, with one input channel
+    per group as in a depthwise convolution, a direct loop per filter tap),
+    which `vram-run` loads.
+
+    `target=gpu` (prefix `vram_gpu_`): `libvram_gpu_libraries`
+    (runtime/VramGpuLibraries.cpp, cuBLAS's SGEMM and cuDNN's convolution,
+    in FP32 arithmetic). A convolution also gets a workspace buffer,
+    allocated before the call, so that the static arena places it like any
+    other buffer: the column matrix of one image (input channels x filter
+    taps x output positions, 4 bytes each; none for a 1x1 filter with unit
+    strides), the figure the memory analysis already counts as the
+    convolution's workspace; the library runs the fastest cuDNN algorithm
+    that needs no more. cuBLAS gets no workspace.
   }];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "The library: cpu (BLAS kernels) or gpu (cuBLAS, cuDNN)">,
+  ];
   let dependentDialects = ["mlir::func::FuncDialect",
                            "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect"];

@@ -74,6 +74,8 @@ LogicalResult VramDialect::verifyOperationAttribute(Operation *op,
     return expect(bytes && !bytes.getValue().isNegative(),
                   "a non-negative integer (bytes)");
   }
+  if (name == kNoLibraryWorkspaceAttrName)
+    return expect(isa<UnitAttr>(value), "a unit attribute");
   if (name == kResultsInArgumentsAttrName)
     return expect(isa<DenseI64ArrayAttr>(value), "an array of i64");
   if (name == kPhaseAttrName)

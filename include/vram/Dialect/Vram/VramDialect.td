@@ -28,8 +28,10 @@ def Vram_Dialect : Dialect {
 
     The dialect also owns the discardable attributes `vram.budget` and
     `vram.planned_peak` (integers, bytes) that `--vram-plan` puts on the
-    function it planned, and `vram.lowered_peak` that
-    `--vram-fit-plan-to-arena` adds; and the ones the memory analysis reads:
+    function it planned, and `vram.lowered_peak` (with the unit attribute
+    `vram.no_library_workspace` where the program fits only if its
+    convolutions give cuDNN no workspace) that `--vram-fit-plan-to-arena`
+    adds; and the ones the memory analysis reads:
     `vram.param` on function arguments (`#vram.param<trainable>`, ...),
     `vram.phase` (`#vram.phase<backward>`) and `vram.category`
     (`#vram.category<gradient>`) on ops. Any other `vram.*` attribute, or
@@ -52,6 +54,12 @@ def Vram_Dialect : Dialect {
     /// function once lowered, as vram-fit-plan-to-arena measured them.
     static constexpr llvm::StringLiteral kLoweredPeakAttrName =
         "vram.lowered_peak";
+    /// Set by vram-fit-plan-to-arena on a planned function whose lowered
+    /// program meets its budget only if its library calls get no
+    /// workspace: vram-call-library-kernels then gives cuDNN none (implicit
+    /// GEMM) instead of a convolution's column matrix.
+    static constexpr llvm::StringLiteral kNoLibraryWorkspaceAttrName =
+        "vram.no_library_workspace";
     /// What the plan did (a dictionary: unplanned_peak, recomputations,
     /// offloaded_bytes, host_arguments, host_argument_bytes, compute_seconds,
     /// recompute_seconds, exposed_copy_seconds, device), for reports.

@@ -1,8 +1,8 @@
-// vram-call-cpu-kernels: f32 matmul, batch matmul and (grouped) NCHW convolution on
+// vram-call-library-kernels: f32 matmul, batch matmul and (grouped) NCHW convolution on
 // contiguous buffers become calls of the BLAS-backed kernels; the operands
 // are cast to dynamic shapes so one declaration serves every shape, and a
 // convolution passes its strides and dilations (h, w) after them.
-// RUN: vram-opt %s --vram-call-cpu-kernels | FileCheck %s
+// RUN: vram-opt %s --vram-call-library-kernels | FileCheck %s
 // The kernels compute what the loops would (onnx-node-tests.test runs
 // ONNX's MatMul, Gemm and Conv cases against their reference outputs):
 // RUN: vram-run %S/Inputs/conv-strided-dilated.onnxtext --print | FileCheck %s --check-prefix=VALUES

@@ -1,10 +1,12 @@
-//===- CallCPUKernels.cpp - vram-call-cpu-kernels -------------------------===//
+//===- CallLibraryKernels.cpp - vram-call-library-kernels -----------------===//
 //
-// Heavy f32 linalg ops on buffers become calls of runtime/VramCpuKernels.cpp
-// (see Passes.td).
+// Heavy f32 linalg ops on buffers become calls of a library: BLAS kernels on
+// CPU (runtime/VramCpuKernels.cpp), cuBLAS and cuDNN on GPU
+// (runtime/VramGpuLibraries.cpp). See Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Pipelines/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -14,7 +16,7 @@
 #include "mlir/IR/SymbolTable.h"
 
 namespace vram {
-#define GEN_PASS_DEF_CALLCPUKERNELSPASS
+#define GEN_PASS_DEF_CALLLIBRARYKERNELSPASS
 #include "vram/Pipelines/Passes.h.inc"
 } // namespace vram
 
@@ -64,10 +66,14 @@ getTransposes(linalg::MatmulOp matmul) {
 }
 
 namespace {
-/// A kernel and the integers it takes after the buffers.
+/// A kernel, named without its library's prefix, and the integers it takes
+/// after the buffers.
 struct KernelCall {
   StringRef name;
   SmallVector<int64_t> scalars;
+  bool isConvolution = false;
+  /// The GPU library's workspace for a convolution.
+  std::optional<int64_t> workspaceBytes;
 };
 } // namespace
 
@@ -75,7 +81,7 @@ struct KernelCall {
 /// per spatial dim, the ops' defaults (1) where the IR leaves them out.
 template <typename ConvOp>
 static KernelCall getConvolutionCall(ConvOp conv, StringRef name) {
-  KernelCall call{name, {}};
+  KernelCall call{name, {}, /*isConvolution=*/true};
   for (DenseIntElementsAttr window : {conv.getStrides(), conv.getDilations()})
     for (APInt value : window)
       call.scalars.push_back(value.getSExtValue());
@@ -92,34 +98,86 @@ static std::optional<KernelCall> getKernelCall(linalg::LinalgOp op) {
     std::optional<std::pair<bool, bool>> transposes = getTransposes(matmul);
     if (!transposes)
       return std::nullopt;
-    return KernelCall{"vram_matmul_f32",
-                      {transposes->first, transposes->second}};
+    return KernelCall{"matmul_f32", {transposes->first, transposes->second}};
   }
   if (auto batched = dyn_cast<linalg::BatchMatmulOp>(*op))
     return batched.hasUserDefinedMaps()
                ? std::nullopt
-               : std::optional(KernelCall{"vram_batch_matmul_f32", {}});
+               : std::optional(KernelCall{"batch_matmul_f32", {}});
   if (auto conv = dyn_cast<linalg::Conv1DNcwFcwOp>(*op))
-    return getConvolutionCall(conv, "vram_conv1d_ncw_fcw_f32");
+    return getConvolutionCall(conv, "conv1d_ncw_fcw_f32");
   if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
-    return getConvolutionCall(conv, "vram_conv2d_nchw_fchw_f32");
+    return getConvolutionCall(conv, "conv2d_nchw_fchw_f32");
   if (auto conv = dyn_cast<linalg::Conv3DNcdhwFcdhwOp>(*op))
-    return getConvolutionCall(conv, "vram_conv3d_ncdhw_fcdhw_f32");
+    return getConvolutionCall(conv, "conv3d_ncdhw_fcdhw_f32");
   if (auto conv = dyn_cast<linalg::Conv2DNgchwGfchwOp>(*op))
-    return getConvolutionCall(conv, "vram_conv2d_ngchw_gfchw_f32");
+    return getConvolutionCall(conv, "conv2d_ngchw_gfchw_f32");
   return std::nullopt;
 }
 
+/// Bytes of the workspace the GPU library gets for a convolution on
+/// buffers: the column matrix of one image, input channels (all groups) x
+/// filter taps x output positions, as CostModel.cpp's im2colWorkspace
+/// counts it for the analysis; none for a 1x1 filter with unit strides,
+/// which is a plain product. The operands are input, filter, output, with
+/// the spatial dims last. None for dynamic shapes.
+static std::optional<int64_t>
+getConvolutionWorkspaceBytes(linalg::LinalgOp conv, const KernelCall &call) {
+  auto input = cast<MemRefType>(conv->getOperand(0).getType());
+  auto filter = cast<MemRefType>(conv->getOperand(1).getType());
+  auto output = cast<MemRefType>(conv->getOperand(2).getType());
+  if (!input.hasStaticShape() || !filter.hasStaticShape() ||
+      !output.hasStaticShape())
+    return std::nullopt;
+  size_t spatial = call.scalars.size() / 2;
+  ArrayRef<int64_t> taps = filter.getShape().take_back(spatial);
+  ArrayRef<int64_t> strides = ArrayRef(call.scalars).take_front(spatial);
+  auto isOne = [](int64_t size) { return size == 1; };
+  if (llvm::all_of(taps, isOne) && llvm::all_of(strides, isOne))
+    return 0;
+  // NCHW and NGCHW alike: every dim between the batch and the spatial dims
+  // counts as channels.
+  int64_t channels = 1;
+  for (int64_t size : input.getShape().drop_front().drop_back(spatial))
+    channels *= size;
+  int64_t positions = 1;
+  for (int64_t size : output.getShape().take_back(spatial))
+    positions *= size;
+  int64_t tapCount = 1;
+  for (int64_t size : taps)
+    tapCount *= size;
+  return channels * tapCount * positions * int64_t(sizeof(float));
+}
+
 namespace {
-struct CallCPUKernelsPass
-    : public vram::impl::CallCPUKernelsPassBase<CallCPUKernelsPass> {
+struct CallLibraryKernelsPass
+    : public vram::impl::CallLibraryKernelsPassBase<CallLibraryKernelsPass> {
+  using CallLibraryKernelsPassBase::CallLibraryKernelsPassBase;
+
   void runOnOperation() override {
+    if (target != "cpu" && target != "gpu") {
+      getOperation().emitError("vram-call-library-kernels: unknown target '")
+          << target << "' (expected cpu or gpu)";
+      return signalPassFailure();
+    }
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<std::pair<Operation *, KernelCall>> heavy;
     module.walk([&](linalg::LinalgOp op) {
-      if (std::optional<KernelCall> call = getKernelCall(op))
-        heavy.push_back({op, *call});
+      std::optional<KernelCall> call = getKernelCall(op);
+      if (!call)
+        return;
+      // cuDNN's workspace is sized here, so its shapes must be known.
+      if (target == "gpu" && call->isConvolution) {
+        call->workspaceBytes = getConvolutionWorkspaceBytes(op, *call);
+        if (!call->workspaceBytes)
+          return;
+        auto func = op->getParentOfType<FunctionOpInterface>();
+        if (func &&
+            func->hasAttr(vram::VramDialect::kNoLibraryWorkspaceAttrName))
+          call->workspaceBytes = 0;
+      }
+      heavy.push_back({op, *call});
     });
     for (auto &[op, call] : heavy)
       replaceByCall(op, call, symbols);
@@ -139,18 +197,24 @@ struct CallCPUKernelsPass
     return kernel;
   }
 
-  /// Replaces `op` by `call`.
+  /// Replaces `op` by `call`. A workspace comes right after the buffers.
   void replaceByCall(Operation *op, const KernelCall &call,
                      SymbolTable &symbols) {
     OpBuilder builder(op);
     Location loc = op->getLoc();
-    SmallVector<Value> arguments =
-        castToDynamic(builder, loc, op->getOperands());
+    SmallVector<Value> buffers(op->getOperands());
+    if (call.workspaceBytes)
+      buffers.push_back(memref::AllocOp::create(
+          builder, loc,
+          MemRefType::get({*call.workspaceBytes}, builder.getI8Type())));
+    SmallVector<Value> arguments = castToDynamic(builder, loc, buffers);
     for (int64_t scalar : call.scalars)
       arguments.push_back(arith::ConstantOp::create(
           builder, loc, builder.getI64IntegerAttr(scalar)));
+    std::string name =
+        (Twine(target == "gpu" ? "vram_gpu_" : "vram_") + call.name).str();
     func::FuncOp kernel =
-        getKernel(call.name, ValueRange(arguments).getTypes(), symbols);
+        getKernel(name, ValueRange(arguments).getTypes(), symbols);
     func::CallOp::create(builder, loc, kernel, arguments);
     op->erase();
   }
