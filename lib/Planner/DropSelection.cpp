@@ -22,6 +22,7 @@
 #include <array>
 #include <cassert>
 #include <cmath>
+#include <memory>
 #include <queue>
 
 using namespace vram::planner;
@@ -171,9 +172,16 @@ private:
   std::vector<llvm::SmallVector<unsigned, 1>> dropsOf;
   std::vector<Drop> drops;
   ReplayOptions options;
-  std::vector<Candidate> candidates;
-  /// By candidate, per kVariants entry.
-  std::vector<std::array<FirstScore, std::size(kVariants)>> firstScores;
+  /// What every ranking starts from and only reads, shared by the copies
+  /// run() makes.
+  struct Start {
+    std::vector<Candidate> candidates;
+    /// By candidate, per kVariants entry.
+    std::vector<std::array<FirstScore, std::size(kVariants)>> firstScores;
+  };
+  /// None where the selection takes no drop (nothing over the budget, or a
+  /// graph too large to score).
+  std::shared_ptr<const Start> start;
   bool earlyScored;
   /// Ops walked while scoring, to stop on graphs where that grows large.
   mutable uint64_t work = 0;
@@ -196,18 +204,14 @@ DropSelector::DropSelector(const PlanningGraph &graph,
     : graph(graph), device(device), budget(int64_t(budget)),
       minRerunTime(1e-9 * device.computeTime(graph.totalCost()) /
                    std::max<size_t>(1, graph.numOps())),
-      live(graph.numOps()), readUntil(graph.numTensors(), -1),
+      readUntil(graph.numTensors(), -1),
       readByRerunAt(graph.numTensors()), dropsOf(graph.numTensors()),
       earlyScored(earlyReruns) {
   // The unplanned program frees every tensor after its last read.
   Plan unplanned =
       llvm::cantFail(planKeepAll(graph, MachineModel()),
                      "the schedule of a verified graph is a valid plan");
-  OpId op = 0;
-  for (auto [step, bytes] :
-       llvm::zip(unplanned.steps, unplanned.simulation.liveBytes))
-    if (step.kind == StepKind::Compute)
-      live[op++] = int64_t(bytes);
+  live = getComputeLiveBytes(unplanned.steps, unplanned.simulation);
   for (OpId t = 0; t < graph.numOps(); ++t)
     totalExcess += excessAt(t);
   for (auto [t, tensor] : llvm::enumerate(graph.tensors()))
@@ -230,6 +234,7 @@ DropSelector::DropSelector(const PlanningGraph &graph,
   std::vector<unsigned> excessOpsBefore(graph.numOps() + 1);
   for (OpId op = 0; op < graph.numOps(); ++op)
     excessOpsBefore[op + 1] = excessOpsBefore[op] + (excessAt(op) > 0);
+  auto built = std::make_shared<Start>();
   for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
     if (!canRebuild(graph, t) || graph.mustStayResident(t) || tensor.bytes == 0)
       continue;
@@ -237,17 +242,18 @@ DropSelector::DropSelector(const PlanningGraph &graph,
     for (OpId next : tensor.consumers) {
       if (next > use + 1 && graph.canRerunBefore(*tensor.producer, next) &&
           excessOpsBefore[next] > excessOpsBefore[use + 1])
-        candidates.push_back({TensorId(t), use, next});
+        built->candidates.push_back({TensorId(t), use, next});
       use = next;
     }
   }
-  firstScores.resize(candidates.size());
-  for (auto [c, scores] : llvm::zip(candidates, firstScores))
+  built->firstScores.resize(built->candidates.size());
+  for (auto [c, scores] : llvm::zip(built->candidates, built->firstScores))
     for (auto [variant, score] : llvm::zip(kVariants, scores)) {
       auto [rebuildDead, early] = variant;
       if (!early || earlyReruns)
         score = firstScore(c, rebuildDead, early);
     }
+  start = std::move(built);
   // What it took is charged to each ranking that weighs the scores.
   work = 0;
 }
@@ -451,14 +457,16 @@ void DropSelector::removeRedundantDrops() {
 std::optional<ReplayOptions> DropSelector::run(DropRanking ranking) const {
   assert((!ranking.earlyReruns || earlyScored) &&
          "a ranking with early reruns on a selection that did not score them");
+  // The candidates and their first scores are shared, not copied.
   DropSelector copy = *this;
   copy.ranking = ranking;
   return copy.cover();
 }
 
 std::optional<ReplayOptions> DropSelector::cover() {
-  if (candidates.empty())
+  if (!start || start->candidates.empty())
     return std::nullopt;
+  const std::vector<Candidate> &candidates = start->candidates;
   // Lazy greedy: a score computed since the last take is exact, an older
   // one is re-computed when it reaches the top.
   struct Entry {
@@ -475,7 +483,7 @@ std::optional<ReplayOptions> DropSelector::cover() {
   // The first scores, weighed as this ranking weighs them, as bestEffect
   // would have: the first variant with the highest score wins.
   std::priority_queue<Entry> heap;
-  for (auto [i, scores] : llvm::enumerate(firstScores)) {
+  for (auto [i, scores] : llvm::enumerate(start->firstScores)) {
     std::optional<double> best;
     for (auto [variant, first] : llvm::zip(kVariants, scores)) {
       if (variant.second && !ranking.earlyReruns)

@@ -251,6 +251,16 @@ std::vector<OpId> Plan::opOrder() const {
   return order;
 }
 
+std::vector<int64_t>
+vram::planner::getComputeLiveBytes(llvm::ArrayRef<PlanStep> steps,
+                                   const SimulationResult &simulation) {
+  std::vector<int64_t> live;
+  for (auto [step, bytes] : llvm::zip(steps, simulation.liveBytes))
+    if (step.kind == StepKind::Compute)
+      live.push_back(int64_t(bytes));
+  return live;
+}
+
 llvm::Expected<Plan> vram::planner::buildPlan(const PlanningGraph &graph,
                                               std::vector<PlanStep> steps,
                                               const MachineModel &device) {

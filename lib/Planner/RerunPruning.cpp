@@ -168,11 +168,8 @@ std::optional<RunSequence> RunSequence::build(const PlanningGraph &graph,
     llvm::consumeError(simulation.takeError());
     return std::nullopt;
   }
-  std::vector<int64_t> live;
-  for (auto [step, bytes] : llvm::zip(steps, simulation->liveBytes))
-    if (step.kind == StepKind::Compute)
-      live.push_back(int64_t(bytes));
-  RunSequence result(graph, std::move(runs), live);
+  RunSequence result(graph, std::move(runs),
+                     getComputeLiveBytes(steps, *simulation));
 
   std::vector<int64_t> current(graph.numTensors(), -1);
   for (auto [t, tensor] : llvm::enumerate(graph.tensors()))

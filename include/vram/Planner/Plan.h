@@ -116,6 +116,11 @@ struct Plan {
   std::vector<OpId> opOrder() const;
 };
 
+/// The live bytes of `simulation` (a simulation of `steps`) while each
+/// Compute step runs, in program order.
+std::vector<int64_t> getComputeLiveBytes(llvm::ArrayRef<PlanStep> steps,
+                                         const SimulationResult &simulation);
+
 /// Simulates `steps` and summarises each tensor's treatment.
 llvm::Expected<Plan> buildPlan(const PlanningGraph &graph,
                                std::vector<PlanStep> steps,
