@@ -204,9 +204,8 @@ DropSelector::DropSelector(const PlanningGraph &graph,
     : graph(graph), device(device), budget(int64_t(budget)),
       minRerunTime(1e-9 * device.computeTime(graph.totalCost()) /
                    std::max<size_t>(1, graph.numOps())),
-      readUntil(graph.numTensors(), -1),
-      readByRerunAt(graph.numTensors()), dropsOf(graph.numTensors()),
-      earlyScored(earlyReruns) {
+      readUntil(graph.numTensors(), -1), readByRerunAt(graph.numTensors()),
+      dropsOf(graph.numTensors()), earlyScored(earlyReruns) {
   // The unplanned program frees every tensor after its last read.
   Plan unplanned =
       llvm::cantFail(planKeepAll(graph, MachineModel()),
