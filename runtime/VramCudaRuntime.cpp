@@ -425,6 +425,11 @@ void *vramRuntimePrefetchAsync(void *deviceDst, void *hostSrc,
   return recordCopyDone();
 }
 
+void vramRuntimeFinishCopy(void *copyEvent) {
+  CHECK(cuEventSynchronize(static_cast<CUevent>(copyEvent)));
+  CHECK(cuEventDestroy(static_cast<CUevent>(copyEvent)));
+}
+
 void vramRuntimeWaitCopy(void *copyEvent, void *stream) {
   CHECK(cuStreamWaitEvent(static_cast<CUstream>(stream),
                           static_cast<CUevent>(copyEvent), 0));

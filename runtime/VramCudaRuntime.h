@@ -79,6 +79,11 @@ void *vramRuntimePrefetchAsync(void *deviceDst, void *hostSrc,
                                uint64_t sizeBytes, void *stream);
 /* Makes `stream` wait for the copy's event, then releases the event. */
 void vramRuntimeWaitCopy(void *copyEvent, void *stream);
+/* Blocks the calling thread until the copy is done, then releases the event:
+ * what vram-gpu-overlap-copies emits, where the host code has no stream
+ * handle (a null `stream` above means the legacy stream, which does not
+ * order the lowered code's non-blocking streams). */
+void vramRuntimeFinishCopy(void *copyEvent);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 // A plan's offload and prefetch on the GPU path: the offloaded tensor goes
 // to page-locked host memory and comes back into a fresh device buffer, by
-// stream-ordered copies (docs/gpu.md, "Offload and prefetch").
+// copies on the runtime's copy stream (docs/gpu.md, "Offload and
+// prefetch").
 // RUN: vram-opt %s --vram-convert-vram-to-bufferization="host-memory-space=vram.pinned_host" | FileCheck %s --check-prefix=TENSOR
 // RUN: vram-opt %s --pass-pipeline='builtin.module(vram-convert-vram-to-bufferization{host-memory-space=vram.pinned_host},vram-lower-to-buffers,canonicalize,func.func(vram-static-arena,vram-gpu-device-memory))' | FileCheck %s --check-prefix=MEM
 // RUN: vram-opt %s --vram-lower-to-gpu | FileCheck %s --check-prefix=HOST
@@ -48,15 +49,24 @@
 // MEM: memref.dealloc %[[PINNED]] : memref<256xi8>
 // MEM-NOT: pinned_host
 
-// Host code: pin, copy to the host after the kernel that computes it, copy
-// back before the kernel that reads it, wait for the stream, unpin, free.
+// Host code: pin; after the kernel that computes A (and a wait for the
+// compute stream), A's copy to the host starts on the copy stream
+// (vram-gpu-overlap-copies) and is waited for before the next kernel,
+// which reuses its bytes; the copy back starts after that kernel and is
+// waited for before the kernel that reads it; then unpin, free. Here
+// nothing runs between a copy and its wait: the arena gives the offloaded
+// bytes to the very next kernel, and Add reads the prefetch at once.
 // HOST-LABEL: llvm.func @main
 // HOST: %[[PTR:.*]] = llvm.call @malloc
 // HOST: llvm.call @mgpuMemHostRegisterMemRef
 // HOST: gpu.launch_func {{.*}} @vram_kernels::@main_kernel blocks
-// HOST: llvm.call @mgpuMemcpy
+// HOST: llvm.call @mgpuStreamSynchronize
+// HOST: %[[OUT:.*]] = llvm.call @vramRuntimeOffloadAsync(
+// HOST: llvm.call @vramRuntimeFinishCopy(%[[OUT]])
 // HOST: gpu.launch_func {{.*}} @vram_kernels::@main_kernel_0 blocks
-// HOST: llvm.call @mgpuMemcpy
+// HOST: llvm.call @mgpuStreamSynchronize
+// HOST: %[[BACK:.*]] = llvm.call @vramRuntimePrefetchAsync(
+// HOST: llvm.call @vramRuntimeFinishCopy(%[[BACK]])
 // HOST: gpu.launch_func {{.*}} @vram_kernels::@main_kernel_1 blocks
 // HOST: llvm.call @mgpuStreamSynchronize
 // HOST: llvm.call @mgpuMemHostUnregisterMemRef

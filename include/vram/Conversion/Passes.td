@@ -123,6 +123,33 @@ def GPUDeviceMemoryPass : Pass<"vram-gpu-device-memory", "mlir::func::FuncOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def GPUOverlapCopiesPass : Pass<"vram-gpu-overlap-copies", "mlir::ModuleOp"> {
+  let summary = "Runs a plan's offloads and prefetches on the runtime's copy "
+                "stream, overlapping the kernels until their data is needed";
+  let description = [{
+    After `vram-gpu-device-memory`, before the loops become kernels. A
+    `gpu.memcpy` between a view at a constant offset of a device allocation
+    (the arena) and a view of the pinned host arena, which is what a plan's
+    offload and prefetch lower to, becomes a call of the runtime's
+    `vramRuntimeOffloadAsync` or `vramRuntimePrefetchAsync` (a copy on the
+    copy stream, returning its event), and a call of
+    `vramRuntimeFinishCopy` (the host waits for the event) right before the
+    first later op of its block that reads, writes or frees bytes either
+    side of the copy may share: the prefetched tensor's first reader, the
+    first kernel that reuses an offloaded tensor's device bytes, the
+    release of the host arena; else before the block's terminator. The
+    kernels in between run while the copy does. `gpu-async-region` makes the
+    host wait for the compute stream before each call, so a copy starts
+    after the kernels before it, and needs no stream handle (none exists
+    before `convert-gpu-to-llvm`). Other copies stay stream-ordered
+    `gpu.memcpy`s.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::func::FuncDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def GPUMapParallelLoopsPass : Pass<"vram-gpu-map-parallel-loops",
                                    "mlir::func::FuncOp"> {
   let summary = "Maps host-level loops to GPU blocks and threads";

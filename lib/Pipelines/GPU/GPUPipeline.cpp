@@ -48,6 +48,7 @@ void vram::buildLowerToGPUPipeline(OpPassManager &pm,
   GPUDeviceMemoryPassOptions deviceMemory;
   deviceMemory.hostMemorySpace = kPinnedHostMemorySpace.str();
   pm.addNestedPass<func::FuncOp>(createGPUDeviceMemoryPass(deviceMemory));
+  pm.addPass(createGPUOverlapCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   GPUMapParallelLoopsPassOptions mapping;
   mapping.blockSize = options.blockSize;
