@@ -164,50 +164,49 @@ ConvPlan makePlan(const ConvProblem &problem) {
 
 /// The fastest algorithm cuDNN's heuristics rank for `plan` that needs at
 /// most `workspaceBytes`; implicit GEMM needs none and always exists.
-cudnnConvolutionFwdAlgo_t chooseAlgorithm(ConvPlan &plan,
+cudnnConvolutionFwdAlgo_t chooseAlgorithm(const ConvPlan &plan,
                                           size_t workspaceBytes) {
-  auto known = plan.algorithmForWorkspace.find(workspaceBytes);
-  if (known != plan.algorithmForWorkspace.end())
-    return known->second;
   cudnnConvolutionFwdAlgoPerf_t ranked[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int count = 0;
   CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
       libraries().dnn, plan.input, plan.filter, plan.convolution, plan.output,
       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, ranked));
-  cudnnConvolutionFwdAlgo_t chosen = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   for (int i = 0; i < count; ++i)
     if (ranked[i].status == CUDNN_STATUS_SUCCESS &&
         ranked[i].memory <= workspaceBytes &&
-        ranked[i].mathType == CUDNN_FMA_MATH) {
-      chosen = ranked[i].algo;
-      break;
-    }
-  plan.algorithmForWorkspace[workspaceBytes] = chosen;
-  return chosen;
+        ranked[i].mathType == CUDNN_FMA_MATH)
+      return ranked[i].algo;
+  return CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
 }
 
-/// Plans are made once per problem and kept for the process.
-ConvPlan &getPlan(const ConvProblem &problem) {
+/// The plan of `problem` and its algorithm for `workspaceBytes`, each made
+/// once and kept for the process, under one lock (the host code may call
+/// from several threads).
+std::pair<const ConvPlan *, cudnnConvolutionFwdAlgo_t>
+getPlan(const ConvProblem &problem, size_t workspaceBytes) {
   static std::mutex mutex;
   static auto *plans = new std::map<ConvProblem, ConvPlan>();
   std::lock_guard<std::mutex> lock(mutex);
   auto [it, inserted] = plans->try_emplace(problem);
+  ConvPlan &plan = it->second;
   if (inserted)
-    it->second = makePlan(problem);
-  return it->second;
+    plan = makePlan(problem);
+  auto [known, added] = plan.algorithmForWorkspace.try_emplace(workspaceBytes);
+  if (added)
+    known->second = chooseAlgorithm(plan, workspaceBytes);
+  return {&plan, known->second};
 }
 
 /// output += input (*) filter, cuDNN's way.
 void convolve(const ConvProblem &problem, const float *input,
               const float *filter, float *output, const Workspace *workspace) {
-  ConvPlan &plan = getPlan(problem);
   size_t workspaceBytes = workspace->sizes[0];
-  cudnnConvolutionFwdAlgo_t algorithm = chooseAlgorithm(plan, workspaceBytes);
+  auto [plan, algorithm] = getPlan(problem, workspaceBytes);
   const float one = 1.0f;
-  CHECK(cudnnConvolutionForward(libraries().dnn, &one, plan.input, input,
-                                plan.filter, filter, plan.convolution,
+  CHECK(cudnnConvolutionForward(libraries().dnn, &one, plan->input, input,
+                                plan->filter, filter, plan->convolution,
                                 algorithm, workspace->data(), workspaceBytes,
-                                &one, plan.output, output));
+                                &one, plan->output, output));
   finish();
 }
 

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace vram {
@@ -137,16 +138,10 @@ getConvolutionWorkspaceBytes(linalg::LinalgOp conv, const KernelCall &call) {
     return 0;
   // NCHW and NGCHW alike: every dim between the batch and the spatial dims
   // counts as channels.
-  int64_t channels = 1;
-  for (int64_t size : input.getShape().drop_front().drop_back(spatial))
-    channels *= size;
-  int64_t positions = 1;
-  for (int64_t size : output.getShape().take_back(spatial))
-    positions *= size;
-  int64_t tapCount = 1;
-  for (int64_t size : taps)
-    tapCount *= size;
-  return channels * tapCount * positions * int64_t(sizeof(float));
+  int64_t channels =
+      computeProduct(input.getShape().drop_front().drop_back(spatial));
+  int64_t positions = computeProduct(output.getShape().take_back(spatial));
+  return channels * computeProduct(taps) * positions * int64_t(sizeof(float));
 }
 
 namespace {

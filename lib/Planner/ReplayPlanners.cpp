@@ -257,22 +257,23 @@ attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
                      const std::vector<bool> &startOnHost,
                      bool boundedFallback) {
   std::optional<DropSelection> selection;
-  for (bool boundedRebuilds : {false, true}) {
-    if (boundedRebuilds && !boundedFallback)
-      break;
+  auto plainOrGuided = [&](bool boundedRebuilds) -> std::optional<FastAttempt> {
     if (std::optional<FastAttempt> attempt = attemptFast(
             graph, budget, device, startOnHost, std::nullopt, boundedRebuilds))
       return attempt;
     if (!dropsAhead)
-      continue;
+      return std::nullopt;
     if (!selection)
       selection.emplace(graph, device, budget, /*earlyReruns=*/false);
-    if (std::optional<FastAttempt> attempt = attemptFast(
-            graph, budget, device, startOnHost,
-            GuidingDrops{*selection, DropRanking{}}, boundedRebuilds))
-      return attempt;
-  }
-  return std::nullopt;
+    return attemptFast(graph, budget, device, startOnHost,
+                       GuidingDrops{*selection, DropRanking{}},
+                       boundedRebuilds);
+  };
+  if (std::optional<FastAttempt> attempt = plainOrGuided(false))
+    return attempt;
+  if (!boundedFallback)
+    return std::nullopt;
+  return plainOrGuided(true);
 }
 
 /// The attempt with the lowest peak the fast planner finds at or below
