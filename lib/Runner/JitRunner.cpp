@@ -2,6 +2,7 @@
 
 #include "vram/Runner/JitRunner.h"
 #include "vram/Dialect/Vram/VramDialect.h"
+#include "vram/Dialect/Vram/VramOps.h"
 
 #include "vram/Runner/KeptBlocks.h"
 
@@ -70,6 +71,16 @@ FailureOr<FunctionSignature> vram::getFunctionSignature(func::FuncOp func) {
       return failure();
     signature.arguments.push_back(std::move(*spec));
   }
+  func.walk([&](UpdateOp update) {
+    if (!update.getMaster())
+      return;
+    auto param = dyn_cast<BlockArgument>(update.getInits()[0]);
+    auto master = dyn_cast<BlockArgument>(update.getInits()[1]);
+    if (param && master && param.getOwner() == &func.front() &&
+        master.getOwner() == &func.front())
+      signature.arguments[master.getArgNumber()].masterOf =
+          param.getArgNumber();
+  });
   for (auto [i, resultType] : llvm::enumerate(type.getResults())) {
     FailureOr<TensorSpec> spec = getTensorSpec(
         func, resultType, func.getResultAttrDict(i), "result", i);

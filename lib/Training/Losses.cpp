@@ -29,7 +29,8 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
   Type f32 = builder.getF32Type();
   Type predictionElement = getElementTypeOrSelf(prediction.getType());
   Value logits =
-      isMixed(options.precision) ? ir.cast(prediction, f32) : prediction;
+      computesLossInF32(options.precision) ? ir.cast(prediction, f32)
+                                          : prediction;
   auto predType = cast<RankedTensorType>(logits.getType());
   Type element = predType.getElementType();
   if (options.loss == LossKind::Output) {

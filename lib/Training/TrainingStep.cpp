@@ -626,11 +626,19 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
     stepCount = IncrementOp::create(
         builder, NameLoc::get(builder.getStringAttr("step")), step);
   }
+  // With master weights the state is f32, beginning with the master copy.
+  bool master = hasMasterWeights(options.precision);
+  auto paramType = cast<RankedTensorType>(param.getType());
+  Type stateType =
+      master ? paramType.clone(builder.getF32Type()) : Type(paramType);
   SmallVector<Value> inits{param};
-  for (StringRef state : UpdateOp::getStateNames(rule))
+  SmallVector<StringRef> stateNames;
+  if (master)
+    stateNames.push_back("master");
+  llvm::append_range(stateNames, UpdateOp::getStateNames(rule));
+  for (StringRef state : stateNames)
     inits.push_back(addStateArgument(getValueName(param) + "." + state.str(),
-                                     param.getType(),
-                                     ParamKind::OptimizerState));
+                                     stateType, ParamKind::OptimizerState));
   if (accumulates)
     inits.push_back(getAccumulator(param));
   // Only the hyperparameters of the rule; the others keep their defaults
@@ -647,7 +655,7 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
       f64(options.weightDecay, options.weightDecay != 0.0),
       accumulates ? builder.getI64IntegerAttr(options.accumulate)
                   : IntegerAttr(),
-      grad, adam || accumulates ? stepCount : Value(), scale, inits));
+      master ? builder.getUnitAttr() : UnitAttr(), grad, adam || accumulates ? stepCount : Value(), scale, inits));
   builder.setListener(listener);
 }
 
@@ -704,11 +712,9 @@ LogicalResult TrainingStepBuilder::build() {
         "with vram.param = #vram.param<trainable>, not frozen)");
 
   if (isHalf(options.precision)) {
-    Type half = (options.precision == PrecisionKind::BF16 ||
-                 options.precision == PrecisionKind::AmpBF16)
-                    ? Type(BFloat16Type::get(context))
-                    : Type(Float16Type::get(context));
-    convertToHalf(func, half, isMixed(options.precision));
+    Type half = isBF16(options.precision) ? Type(BFloat16Type::get(context))
+                                          : Type(Float16Type::get(context));
+    convertToHalf(func, half, keepsF32Arguments(options.precision));
   }
 
   SmallVector<Operation *> forward;

@@ -38,13 +38,27 @@ private:
 inline bool isHalf(PrecisionKind precision) {
   return precision != PrecisionKind::FP32;
 }
-inline bool isMixed(PrecisionKind precision) {
+inline bool keepsF32Arguments(PrecisionKind precision) {
   return precision == PrecisionKind::AmpFP16 ||
          precision == PrecisionKind::AmpBF16;
 }
+inline bool hasMasterWeights(PrecisionKind precision) {
+  return precision == PrecisionKind::MasterFP16 ||
+         precision == PrecisionKind::MasterBF16;
+}
+/// Mixed precision computes the loss in f32 from half predictions.
+inline bool computesLossInF32(PrecisionKind precision) {
+  return keepsF32Arguments(precision) || hasMasterWeights(precision);
+}
 inline bool usesLossScaling(PrecisionKind precision) {
   return precision == PrecisionKind::FP16 ||
-         precision == PrecisionKind::AmpFP16;
+         precision == PrecisionKind::AmpFP16 ||
+         precision == PrecisionKind::MasterFP16;
+}
+inline bool isBF16(PrecisionKind precision) {
+  return precision == PrecisionKind::BF16 ||
+         precision == PrecisionKind::AmpBF16 ||
+         precision == PrecisionKind::MasterBF16;
 }
 
 /// The loss and the gradient of the prediction (the seed of the backward

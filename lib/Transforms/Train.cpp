@@ -76,10 +76,13 @@ struct TrainPass : public vram::impl::TrainPassBase<TrainPass> {
             .Case("bf16", PrecisionKind::BF16)
             .Case("amp-fp16", PrecisionKind::AmpFP16)
             .Case("amp-bf16", PrecisionKind::AmpBF16)
+            .Case("master-fp16", PrecisionKind::MasterFP16)
+            .Case("master-bf16", PrecisionKind::MasterBF16)
             .Default(std::nullopt);
     if (!precisionKind)
       return fail("precision", precision,
-                  "fp32, fp16, bf16, amp-fp16 or amp-bf16");
+                  "fp32, fp16, bf16, amp-fp16, amp-bf16, master-fp16 or "
+                  "master-bf16");
     parsed.precision = *precisionKind;
     if (update != "after-backward" && update != "in-backward")
       return fail("update", update, "after-backward or in-backward");

@@ -127,8 +127,33 @@ func.func @update_dynamic(%p: tensor<?xf32>, %g: tensor<?xf32>) {
 // -----
 
 func.func @update_state_type(%p: tensor<4xf32>, %v: tensor<4xf16>, %g: tensor<4xf32>) {
-  // expected-error @+1 {{optimizer state of type 'tensor<4xf16>' does not match the parameter's type 'tensor<4xf32>'}}
+  // expected-error @+1 {{optimizer state of type 'tensor<4xf16>' does not match 'tensor<4xf32>'}}
   %r:2 = vram.update momentum %g into %p, %v {learning_rate = 1.0 : f64} : tensor<4xf32> -> tensor<4xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+// Master weights are the f32 copy of a half parameter, and so is its state.
+func.func @update_master_state_type(%p: tensor<4xf16>, %w: tensor<4xf32>, %v: tensor<4xf16>, %g: tensor<4xf16>) {
+  // expected-error @+1 {{optimizer state of type 'tensor<4xf16>' does not match 'tensor<4xf32>'}}
+  %r:3 = vram.update momentum %g into %p, %w, %v {learning_rate = 1.0 : f64, master} : tensor<4xf16> -> tensor<4xf16>, tensor<4xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @update_master_f32(%p: tensor<4xf32>, %w: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{master weights need a half-precision parameter, got 'tensor<4xf32>'}}
+  %r:2 = vram.update sgd %g into %p, %w {learning_rate = 1.0 : f64, master} : tensor<4xf32> -> tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @update_master_missing(%p: tensor<4xf16>, %g: tensor<4xf16>) {
+  // expected-error @+1 {{rule 'sgd' updates 2 tensors (the parameter, its master weights and its state), got 1}}
+  %r = vram.update sgd %g into %p {learning_rate = 1.0 : f64, master} : tensor<4xf16> -> tensor<4xf16>
   return
 }
 

@@ -299,6 +299,15 @@ buildArguments(const FunctionSignature &signature,
       return failure();
     }
     HostTensor tensor(spec.kind, spec.shape);
+    // Master weights start as the parameter they are the f32 copy of (an
+    // earlier argument).
+    if (spec.masterOf && *spec.masterOf < arguments.size()) {
+      const HostTensor &param = arguments[*spec.masterOf];
+      for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+        tensor.setFromDouble(i, param.getAsDouble(i));
+      arguments.push_back(std::move(tensor));
+      continue;
+    }
     // Optimizer state starts at zero, as a fresh optimizer's does (step 0,
     // no momentum, no moments), and so do accumulated gradients.
     if (spec.paramKind == ParamKind::OptimizerState ||

@@ -29,6 +29,9 @@ struct TensorSpec {
   llvm::SmallVector<int64_t> shape;
   /// `vram.param`; std::nullopt for data inputs.
   std::optional<ParamKind> paramKind;
+  /// The argument this one is the f32 master copy of (a `vram.update
+  /// master` reads both), which a fresh optimizer starts from.
+  std::optional<unsigned> masterOf;
 
   std::string getTypeString() const;
 };

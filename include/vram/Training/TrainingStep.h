@@ -15,7 +15,18 @@ namespace vram {
 enum class LossKind { MeanSquaredError, CrossEntropy, Output };
 /// None: no update; the step returns the loss and the gradients.
 enum class OptimizerKind { None, SGD, Momentum, Adam, AdamW };
-enum class PrecisionKind { FP32, FP16, BF16, AmpFP16, AmpBF16 };
+/// FP16/BF16: every tensor in half. Amp*: half compute, f32 parameters cast
+/// on entry (PyTorch's autocast). Master*: half parameters and gradients,
+/// f32 master weights in the optimizer state (DeepSpeed's and Megatron's).
+enum class PrecisionKind {
+  FP32,
+  FP16,
+  BF16,
+  AmpFP16,
+  AmpBF16,
+  MasterFP16,
+  MasterBF16
+};
 /// When each parameter is updated: once the backward pass is over, or as
 /// soon as its gradient is final (the gradient then dies at once).
 enum class UpdatePlacement { AfterBackward, InBackward };

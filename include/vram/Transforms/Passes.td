@@ -245,9 +245,11 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
            "(0: no clipping; after-backward only)">,
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "fp32, fp16, bf16 (everything in that type), amp-fp16 or amp-bf16 "
-           "(half compute, fp32 master weights)">,
+           "(half compute, fp32 parameters: autocast), master-fp16 or "
+           "master-bf16 (half parameters and gradients, fp32 master weights "
+           "in the optimizer state: DeepSpeed, Megatron)">,
     Option<"lossScale", "loss-scale", "double", /*default=*/"65536.0",
-           "static loss scale of fp16 and amp-fp16">,
+           "static loss scale of fp16, amp-fp16 and master-fp16">,
     ListOption<"frozen", "frozen", "std::string",
                "parameter names (onnx.name) or globs that get no gradient">,
   ];

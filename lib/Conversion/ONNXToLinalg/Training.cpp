@@ -27,7 +27,8 @@ namespace {
 /// clipping factor are 0-d inputs broadcast to every element (no host code
 /// reads them: on GPU they live in device memory); the bias corrections
 /// are loop-invariant, which LLVM hoists. The arithmetic is in f32 for half
-/// tensors, rounded once. Accumulating, every element also computes the
+/// tensors, rounded once; with master weights it reads and writes the f32
+/// master copy, and the half parameter is the new copy rounded. Accumulating, every element also computes the
 /// update and selects, by the micro-batch count, between it and the old
 /// values: no branch, the same code on every call.
 struct UpdateLowering : OpConversionPattern<UpdateOp> {
@@ -46,6 +47,7 @@ struct UpdateLowering : OpConversionPattern<UpdateOp> {
     double beta2 = op.getBeta2().convertToDouble();
     double epsilon = op.getEpsilon().convertToDouble();
     int64_t accumulate = op.getAccumulate();
+    bool master = op.getMaster();
 
     auto type = cast<RankedTensorType>(op.getGradient().getType());
     Type element = type.getElementType();
@@ -91,8 +93,9 @@ struct UpdateLowering : OpConversionPattern<UpdateOp> {
           Value step = hasStep ? args[next++] : Value();
           Value scale = hasScale ? args[next++] : Value();
           ValueRange inits = args.drop_front(next);
+          // The rule's operands: the parameter (its master copy) and state.
           SmallVector<Value> state;
-          for (Value arg : inits)
+          for (Value arg : inits.drop_front(master ? 1 : 0))
             state.push_back(widen(arg));
           Value param = state[0];
           // Accumulating: the sum so far plus this micro-batch's gradient;
@@ -144,11 +147,13 @@ struct UpdateLowering : OpConversionPattern<UpdateOp> {
             break;
           }
           }
+          if (master)
+            updated.insert(updated.begin(), updated.front());
           if (accumulated)
             updated.push_back(c(0.0));
-          for (Value &value : updated)
-            if (element != f32)
-              value = arith::TruncFOp::create(b, nloc, element, value);
+          for (auto [value, init] : llvm::zip(updated, inits))
+            if (init.getType() != f32)
+              value = arith::TruncFOp::create(b, nloc, init.getType(), value);
           if (accumulated) {
             // Between updates: the parameter and state as they were, the
             // sum kept (rounded like any stored value).

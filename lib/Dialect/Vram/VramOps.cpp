@@ -121,11 +121,12 @@ LogicalResult UpdateOp::verify() {
     return emitOpError() << "accumulate must be at least 1, got "
                          << getAccumulate();
   bool accumulates = getAccumulate() > 1;
-  size_t expected = 1 + getStateNames(rule).size() + (accumulates ? 1 : 0);
+  size_t expected = 1 + (getMaster() ? 1 : 0) + getStateNames(rule).size() +
+                    (accumulates ? 1 : 0);
   if (getInits().size() != expected)
     return emitOpError() << "rule '" << stringifyUpdateRule(rule)
-                         << "' updates " << expected
-                         << " tensors (the parameter"
+                         << "' updates " << expected << " tensors (the parameter"
+                         << (getMaster() ? ", its master weights" : "")
                          << (accumulates ? ", its state and the accumulated "
                                            "gradient"
                                          : " and its state")
@@ -141,11 +142,23 @@ LogicalResult UpdateOp::verify() {
     return emitOpError() << "the parameter must be a statically shaped "
                             "floating-point tensor, got "
                          << paramType;
-  for (Value init : getInits())
-    if (init.getType() != paramType)
-      return emitOpError() << "optimizer state of type " << init.getType()
-                           << " does not match the parameter's type "
-                           << paramType;
+  // With master weights the master copy and the rule's state are f32; the
+  // accumulated gradient, like the gradient, has the parameter's type.
+  auto stateType =
+      getMaster() ? paramType.clone(Float32Type::get(getContext())) : paramType;
+  if (getMaster() && paramType == stateType)
+    return emitOpError() << "master weights need a half-precision parameter, "
+                            "got "
+                         << paramType;
+  for (auto [index, init] : llvm::enumerate(getInits().drop_front())) {
+    bool isAccumulator = accumulates && index + 2 == getInits().size();
+    Type expectedType = isAccumulator ? paramType : stateType;
+    if (init.getType() != expectedType)
+      return emitOpError() << (isAccumulator ? "accumulated gradient"
+                                             : "optimizer state")
+                           << " of type " << init.getType()
+                           << " does not match " << expectedType;
+  }
   if (getGradient().getType() != paramType)
     return emitOpError() << "gradient of type " << getGradient().getType()
                          << " does not match the parameter's type "

@@ -164,6 +164,11 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
     Half-precision tensors are computed in f32 and rounded once (PyTorch's
     fused optimizers do the same).
 
+    With `master`, the parameter is half and the second init is its f32
+    master copy (DeepSpeed's and Megatron's mixed precision): the rule
+    updates the master weights and the f32 state, and the parameter becomes
+    the new master weights rounded. Inits: `(param, master, state...)`.
+
     ```mlir
     %p1, %m1, %v1 = vram.update adam %g step %t into %p, %m, %v
         {learning_rate = 1.0e-3 : f64}
@@ -177,7 +182,7 @@ def Vram_UpdateOp : Op<Vram_Dialect, "update", [
       DefaultValuedAttr<F64Attr, "0.999">:$beta2,
       DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
-      DefaultValuedAttr<I64Attr, "1">:$accumulate,
+      DefaultValuedAttr<I64Attr, "1">:$accumulate, UnitAttr:$master,
       AnyRankedTensor:$gradient, Optional<Vram_F32Scalar>:$step,
       Optional<Vram_F32Scalar>:$scale, Variadic<AnyRankedTensor>:$inits);
   let results = (outs Variadic<AnyRankedTensor>:$results);
