@@ -94,16 +94,17 @@ C = Cfg(**LLAMA7B)
 
 
 class Builder:
-    def __init__(self, c, rng=None):
+    def __init__(self, c, rng=None, weights=WEIGHTS):
         self.c = c
         self.rng = rng  # numpy Generator: inline random weights (tiny check model); None: external, value-less
+        self.weights = weights  # the external data file every initializer points at (never written)
         self.nodes = []
         self.inits = []
         self.offset = 0
         self.counter = collections.Counter()
 
     def weight(self, name, dims):
-        """A value-less initializer stored as external data in WEIGHTS."""
+        """A value-less initializer stored as external data in self.weights."""
         if self.rng is not None:
             import numpy as np
 
@@ -117,7 +118,7 @@ class Builder:
         t.dims.extend(dims)
         t.data_location = TensorProto.EXTERNAL
         length = math.prod(dims) * 2
-        for k, v in (("location", WEIGHTS), ("offset", str(self.offset)), ("length", str(length))):
+        for k, v in (("location", self.weights), ("offset", str(self.offset)), ("length", str(length))):
             e = t.external_data.add()
             e.key, e.value = k, v
         self.offset += length

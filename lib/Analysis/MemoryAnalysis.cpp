@@ -7,6 +7,7 @@
 
 #include "mlir/Analysis/Liveness.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -17,8 +18,36 @@ using namespace mlir;
 
 namespace vram {
 
+/// The buffer an all-gather fills in place: the one its input is this
+/// rank's slice of (NCCL's and MPI's in-place all-gather), through updates
+/// written in place; null when the gather needs a buffer of its own.
+static Value getGatherDestination(shard::AllGatherOp gather) {
+  Value part = gather.getInput();
+  while (auto result = dyn_cast_if_present<OpResult>(part)) {
+    if (auto slice = dyn_cast<shard::AllSliceOp>(result.getOwner()))
+      return slice.getInput().getType() == gather.getType() &&
+                     slice.getGrid() == gather.getGrid() &&
+                     slice.getGridAxes() == gather.getGridAxes() &&
+                     slice.getSliceAxis() == gather.getGatherAxis()
+                 ? slice.getInput()
+                 : nullptr;
+    part = getAliasedOperand(result);
+  }
+  return nullptr;
+}
+
 Value getAliasedOperand(OpResult result) {
   Operation *op = result.getOwner();
+  // Collectives (lib/Parallel): all-reduce works in place; a rank's slice is
+  // a view of the replicated tensor.
+  if (auto allReduce = dyn_cast<shard::AllReduceOp>(op))
+    return allReduce.getInput().getType() == allReduce.getType()
+               ? allReduce.getInput()
+               : nullptr;
+  if (auto slice = dyn_cast<shard::AllSliceOp>(op))
+    return slice.getInput();
+  if (auto gather = dyn_cast<shard::AllGatherOp>(op))
+    return getGatherDestination(gather);
   if (auto scatter = dyn_cast<ONNXScatterElementsOp>(op))
     return scatter.updatesDataInPlace() ? scatter.getData() : nullptr;
   if (auto view = dyn_cast<ViewLikeOpInterface>(op))

@@ -30,6 +30,8 @@ StringRef getCategoryTitle(MemoryCategory category) {
     return "optimizer state";
   case MemoryCategory::Workspace:
     return "workspace";
+  case MemoryCategory::Communication:
+    return "communication buffers";
   }
   llvm_unreachable("unknown memory category");
 }

@@ -184,6 +184,7 @@ MemoryGroups groupCategories(const CategoryBytes &bytes) {
       break;
     case MemoryCategory::Activation:
     case MemoryCategory::Workspace:
+    case MemoryCategory::Communication:
       groups.transient += bytes[c];
       break;
     case MemoryCategory::State:
@@ -508,7 +509,8 @@ constexpr llvm::StringLiteral kHtmlScript = R"html(;
 const esc = v => String(v).replace(/[&<>"']/g, c => "&#" + c.charCodeAt(0) + ";");
 const colors = {parameter:"#4e79a7",state:"#9c755f",input:"#76b7b2",
  saved_activation:"#e15759",activation:"#f28e2b",output:"#59a14f",
- gradient:"#b07aa1",optimizer_state:"#edc948",workspace:"#bab0ac"};
+ gradient:"#b07aa1",optimizer_state:"#edc948",workspace:"#bab0ac",
+ communication:"#ff9da7"};
 function fmt(b){const u=["B","KiB","MiB","GiB","TiB"];let i=0;
  while(b>=1024&&i<u.length-1){b/=1024;i++;}return (i?b.toFixed(2):b)+" "+u[i];}
 const W=1100,H=460,L=80,R=20,T=20,B=40,w=W-L-R,h=H-T-B;

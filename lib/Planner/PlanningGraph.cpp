@@ -63,6 +63,10 @@ void PlanningGraph::addWrite(OpId writer, TensorId tensor) {
 
 void PlanningGraph::setReusesStorageOf(TensorId tensor, TensorId input) {
   tensorList[tensor].reusesStorageOf = input;
+  // The input's value ends there: a returned buffer (an all-reduced loss)
+  // is returned as the new tensor.
+  if (tensorList[input].category == TensorCategory::Output)
+    tensorList[input].category = TensorCategory::Activation;
 }
 
 llvm::Error PlanningGraph::verify() const {

@@ -7,6 +7,7 @@
 #include "vram/Planner/Schedule.h"
 #include "vram/Support/ByteSize.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -167,6 +168,7 @@ static planner::TensorCategory toPlannerCategory(MemoryCategory category) {
   case MemoryCategory::SavedActivation:
   case MemoryCategory::Activation:
   case MemoryCategory::Workspace:
+  case MemoryCategory::Communication:
     return planner::TensorCategory::Activation;
   }
   llvm_unreachable("unknown memory category");
@@ -175,6 +177,9 @@ static planner::TensorCategory toPlannerCategory(MemoryCategory category) {
 /// Whether `result`, which shares the storage of `source`, is a view of it
 /// (same bytes, another shape) rather than its new value written in place.
 static bool isViewOf(OpResult result, Value source) {
+  // A rank's own slice of a replicated tensor reads it in place.
+  if (auto slice = dyn_cast<shard::AllSliceOp>(result.getOwner()))
+    return slice.getInput() == source;
   auto view = dyn_cast<ViewLikeOpInterface>(result.getOwner());
   return view && view.getViewSource() == source;
 }
@@ -608,6 +613,11 @@ planFunctionBody(const MemoryAnalysis &analysis, Block &body,
   std::string floorParts;
   for (const std::vector<Operation *> &order : orders) {
     IRPlanningGraph planning = buildPlanningGraph(analysis, order, device);
+    // The planners assume a well-formed graph: an IR the graph cannot
+    // describe is an error, not a plan.
+    if (llvm::Error error = planning.graph.verify())
+      return llvm::createStringError("cannot plan this program: " +
+                                     llvm::toString(std::move(error)));
     llvm::Expected<planner::Plan> plan =
         runPlanner(plannerName, planning.graph, options.budget, plannerDevice);
     if (!plan) {

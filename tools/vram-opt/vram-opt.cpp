@@ -110,6 +110,14 @@ llvm::cl::opt<std::string> train(
                    "options of the vram-train pass)"),
     llvm::cl::cat(stepCategory));
 
+llvm::cl::opt<std::string> parallel(
+    "parallel", llvm::cl::value_desc("options"),
+    llvm::cl::desc("With --train, analyse (plan, lower) the program of one "
+                   "rank of a parallel run, e.g. --parallel=\"dp=8 zero=3\" "
+                   "(the options of the vram-parallelize pass: dp ranks, ZeRO "
+                   "stage 0-3)"),
+    llvm::cl::cat(stepCategory));
+
 llvm::cl::opt<bool> plan(
     "plan",
     llvm::cl::desc("Plan recomputation, offload and order to fit --budget "
@@ -238,16 +246,30 @@ importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
   return llvm::MemoryBuffer::getMemBufferCopy(text, path);
 }
 
-/// Adds vram-train with --train's options (the pass's own option string).
-static LogicalResult addTrainPass(OpPassManager &pm) {
-  std::unique_ptr<Pass> trainPass = vram::createTrainPass();
-  if (failed(trainPass->initializeOptions(train, [](const llvm::Twine &msg) {
-        llvm::errs() << "error: --train: " << msg << "\n";
+/// Adds `pass` configured with `options` (the pass's own option string);
+/// errors name `flag`.
+static LogicalResult addConfiguredPass(OpPassManager &pm,
+                                       std::unique_ptr<Pass> pass,
+                                       llvm::StringRef flag,
+                                       llvm::StringRef options) {
+  if (failed(pass->initializeOptions(options, [&](const llvm::Twine &msg) {
+        llvm::errs() << "error: --" << flag << ": " << msg << "\n";
         return failure();
       })))
     return failure();
-  pm.addPass(std::move(trainPass));
+  pm.addPass(std::move(pass));
   return success();
+}
+
+/// Adds vram-train with --train's options and, with --parallel,
+/// vram-parallelize with its options.
+static LogicalResult addTrainPass(OpPassManager &pm) {
+  if (failed(addConfiguredPass(pm, vram::createTrainPass(), "train", train)))
+    return failure();
+  if (!parallel.getNumOccurrences())
+    return success();
+  return addConfiguredPass(pm, vram::createParallelizePass(), "parallel",
+                           parallel);
 }
 
 /// What --max-batch evaluates at one batch: `path` imported at `batch`
@@ -537,6 +559,17 @@ int main(int argc, char **argv) {
       return 1;
     }
     budgetBytes = vram::usableBytes(*profile);
+  }
+  if (parallel.getNumOccurrences() && !train.getNumOccurrences()) {
+    llvm::errs() << "error: --parallel needs --train: it shards the training "
+                    "step\n";
+    return 1;
+  }
+  if (parallel.getNumOccurrences() && emit != EmitKind::MLIR) {
+    llvm::errs() << "error: --parallel programs are analysed and planned but "
+                    "not lowered yet: their collectives have no lowering "
+                    "(--emit=mlir prints the per-rank program)\n";
+    return 1;
   }
   bool wantsReport = report.getNumOccurrences() > 0 || maxBatch;
   if (emit != EmitKind::MLIR && wantsReport) {

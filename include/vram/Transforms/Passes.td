@@ -255,4 +255,35 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
   ];
 }
 
+def ParallelizePass : Pass<"vram-parallelize", "mlir::ModuleOp"> {
+  let summary = "Rewrites the training step @main into the program of one "
+                "rank of a data-parallel run (DDP, ZeRO-1/2/3, FSDP)";
+  let description = [{
+    Runs after vram-train. Each rank runs the step on its own micro-batch
+    (the step's batch); the gradients are averaged across the `dp` ranks
+    and the ZeRO stage decides what each rank keeps: 0 everything (DDP),
+    1 its 1/dp slice of the optimizer state, 2 also of the gradients, 3
+    also of the parameters (FSDP). The collectives are `shard` ops on the
+    grid `@ranks` added to the module (all_reduce <average> in place,
+    reduce_scatter, all_gather, all_slice for the rank's own slice), so the
+    memory analysis and the reports count one rank's memory, with the
+    gathered parameters and the full gradients before their reduce-scatter
+    as `communication` buffers. See docs/parallel.md.
+
+    ```
+    vram-opt model.onnx --train="optimizer=adam precision=master-fp16" \
+        --parallel="dp=8 zero=3" --report
+    ```
+  }];
+  let dependentDialects = ["mlir::shard::ShardDialect",
+                           "mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"dataParallel", "dp", "int64_t", /*default=*/"1",
+           "data-parallel ranks (each runs the step's batch)">,
+    Option<"zeroStage", "zero", "int64_t", /*default=*/"0",
+           "ZeRO stage: 0 (DDP), 1 (optimizer state sharded), 2 (and "
+           "gradients), 3 (and parameters: FSDP)">,
+  ];
+}
+
 #endif // VRAM_TRANSFORMS_PASSES_TD

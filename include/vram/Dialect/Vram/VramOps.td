@@ -103,7 +103,8 @@ def Vram_MemoryCategory : I32EnumAttr<"MemoryCategory",
     I32EnumAttrCase<"Output", 5, "output">,
     I32EnumAttrCase<"Gradient", 6, "gradient">,
     I32EnumAttrCase<"OptimizerState", 7, "optimizer_state">,
-    I32EnumAttrCase<"Workspace", 8, "workspace">]> {
+    I32EnumAttrCase<"Workspace", 8, "workspace">,
+    I32EnumAttrCase<"Communication", 9, "communication">]> {
   let cppNamespace = "::vram";
   let genSpecializedAttr = 0;
 }

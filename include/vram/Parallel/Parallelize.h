@@ -1,0 +1,49 @@
+//===- Parallelize.h - one rank's program of a parallel training step -*- C++
+//-*-===//
+//
+// A training step run on many GPUs is, on each of them, another program: it
+// holds its share of the model states and exchanges the rest through
+// collectives. These functions rewrite vram-train's step into that per-rank
+// program, with the collectives as `shard` dialect ops on a device grid, so
+// the memory analysis, the reports and the planner see one rank's memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_PARALLEL_PARALLELIZE_H
+#define VRAM_PARALLEL_PARALLELIZE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+
+namespace vram {
+
+struct ParallelOptions {
+  /// Data-parallel ranks: each runs the step on its own micro-batch (the
+  /// step's batch) and the gradients are averaged across them.
+  int64_t dataParallel = 1;
+  /// ZeRO stage over the data-parallel ranks: 0 replicates everything (DDP);
+  /// 1 shards the optimizer state, 2 also the gradients, 3 also the
+  /// parameters (FSDP's full sharding).
+  int64_t zeroStage = 0;
+};
+
+/// The name of the device grid the per-rank program's collectives use, and
+/// its axes.
+constexpr llvm::StringLiteral kRankGridName = "ranks";
+enum RankGridAxis : int16_t { DataAxis = 0 };
+
+/// Rewrites the training step `func` (vram-train's output, with an
+/// optimizer) into the program of one data-parallel rank: gradients
+/// averaged across ranks (all-reduce, or reduce-scatter from ZeRO-2 on),
+/// optimizer state, gradients and parameters sharded as the stage says,
+/// parameters gathered for use (ZeRO-3) and after the update (ZeRO-1/2),
+/// and the reported loss averaged. Adds the grid to the enclosing module.
+/// Errors name what the step has that the rewrite does not support.
+mlir::LogicalResult parallelizeDataParallel(mlir::func::FuncOp func,
+                                            const ParallelOptions &options);
+
+} // namespace vram
+
+#endif // VRAM_PARALLEL_PARALLELIZE_H
