@@ -9,6 +9,7 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata python3-onnx python3-numpy
   libgtest-dev libopenblas-dev
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

@@ -1,6 +1,7 @@
 # lit configuration for vram-opt's tests.
 
 import os
+import shutil
 import sys
 
 import lit.formats
@@ -61,3 +62,14 @@ if os.path.exists(os.path.join(vram_lib_dir, "libvram_cuda_runtime.so")):
     config.available_features.add("cuda-runtime")
 if os.path.exists(os.path.join(vram_lib_dir, "libvram_gpu_libraries.so")):
     config.available_features.add("gpu-libraries")
+
+# Per-rank programs (test/Parallel) run under Open MPI when the collectives'
+# runtime was built: %mpirun N starts N processes on this machine, whatever
+# its cores (oversubscribed, unbound), as root too (CI's containers).
+mpirun = shutil.which("mpirun")
+if mpirun and os.path.exists(os.path.join(vram_lib_dir, "libvram_collectives.so")):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", mpirun + " --oversubscribe --bind-to none -x OMP_NUM_THREADS=1 -np"))
+    llvm_config.with_environment("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    llvm_config.with_environment("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

@@ -77,6 +77,10 @@ private:
   /// reshaped; views both.
   Value viewAs(IRBuilding &ir, Value flat, RankedTensorType type);
   Value slice(OpBuilder &builder, Location loc, Value flat, int64_t size);
+  /// Gives the argument `arg`, which held a `full` tensor, the type `type`
+  /// of its flat layout (or a rank's slice of it), recording `full`.
+  void setFlatType(BlockArgument arg, RankedTensorType full,
+                   RankedTensorType type);
   IRBuilding irAt(OpBuilder &builder, Value param, StringRef what);
 
   func::FuncOp func;
@@ -141,14 +145,24 @@ Value DataParallelRewriter::viewAs(IRBuilding &ir, Value flat,
   return ir.reshape(prefix, type.getShape());
 }
 
+void DataParallelRewriter::setFlatType(BlockArgument arg, RankedTensorType full,
+                                       RankedTensorType type) {
+  arg.setType(type);
+  func.setArgAttr(arg.getArgNumber(), VramDialect::kFlatOfAttrName,
+                  TypeAttr::get(full));
+}
+
 void DataParallelRewriter::addGrid() {
   auto module = func->getParentOfType<ModuleOp>();
   if (SymbolTable::lookupSymbolIn(module, kRankGridName))
     return;
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  shard::GridOp::create(builder, module.getLoc(),
-                        StringAttr::get(context, kRankGridName),
-                        builder.getDenseI64ArrayAttr({options.dataParallel}));
+  auto grid = shard::GridOp::create(
+      builder, module.getLoc(), StringAttr::get(context, kRankGridName),
+      builder.getDenseI64ArrayAttr({options.dataParallel}));
+  // Private: once lowering has turned the collectives into runtime calls,
+  // nothing refers to it and symbol-dce drops it.
+  SymbolTable::setSymbolVisibility(grid, SymbolTable::Visibility::Private);
 }
 
 /// The step reports the mean loss over all ranks' micro-batches: the loss
@@ -214,7 +228,7 @@ void DataParallelRewriter::shardState(UpdateOp update) {
     auto type = cast<RankedTensorType>(state.getType());
     FlatSplit split(type, options.dataParallel);
     auto sliceType = type.clone({split.slice});
-    state.setType(sliceType);
+    setFlatType(state, type, sliceType);
     update->getResult(i).setType(sliceType);
   }
 }
@@ -235,7 +249,7 @@ void DataParallelRewriter::shardUpdatedParameter(UpdateOp update) {
     // with N x slice elements); the forward and backward read a view.
     auto uses = llvm::map_to_vector(param.getUses(),
                                     [](OpOperand &use) { return &use; });
-    param.setType(paddedType);
+    setFlatType(param, type, paddedType);
     OpBuilder entry = OpBuilder::atBlockBegin(&func.front());
     IRBuilding viewIr = irAt(entry, param, "view");
     Value view = viewAs(viewIr, param, type);
@@ -317,7 +331,7 @@ void DataParallelRewriter::shardStoredParameter(UpdateOp update) {
     (phase ? backwardUses : forwardUses).push_back(&use);
   }
   auto sliceType = type.clone({split.slice});
-  param.setType(sliceType);
+  setFlatType(param, type, sliceType);
   update->getResult(0).setType(sliceType);
   gatherForUses(param, forwardUses, type, std::nullopt);
   gatherForUses(param, backwardUses, type, Phase::Backward);

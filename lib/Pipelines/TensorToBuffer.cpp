@@ -60,6 +60,9 @@ void vram::buildTensorToBufferPipeline(OpPassManager &pm) {
   // host memory, arguments and results included. No other tensor has one.
   bufferize.useEncodingForMemorySpace = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // The device grid of a per-rank program, which its collectives referred
+  // to before they became runtime calls.
+  pm.addPass(createSymbolDCEPass());
   // A slice computed in place and inserted back where it was extracted
   // (vram-pad-in-place) bufferizes to a copy between two equal subviews:
   // merged, the canonicalizer that follows drops the copy as a self-copy.

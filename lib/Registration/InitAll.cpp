@@ -2,6 +2,7 @@
 
 #include "vram/InitAll.h"
 #include "vram/Analysis/CostModel.h"
+#include "vram/Conversion/Collectives/CollectiveBufferization.h"
 #include "vram/Conversion/Passes.h"
 #include "vram/Dialect/ONNX/ONNXDialect.h"
 #include "vram/Dialect/Vram/VramDialect.h"
@@ -15,6 +16,7 @@ void vram::registerAllDialects(mlir::DialectRegistry &registry) {
   registry.insert<ONNXDialect, VramDialect>();
   registerCostModelExternalModels(registry);
   registerGradientExternalModels(registry);
+  registerCollectiveBufferizationExternalModels(registry);
 }
 
 void vram::registerAllPasses() {

@@ -3,10 +3,12 @@
 #include "vram/Runner/JitRunner.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Dialect/Vram/VramOps.h"
+#include "vram/Parallel/Parallelize.h"
 
 #include "vram/Runner/KeptBlocks.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -41,6 +43,10 @@ static FailureOr<TensorSpec> getTensorSpec(func::FuncOp func, Type type,
                        ? attrs.getAs<ParamKindAttr>(VramDialect::kParamAttrName)
                        : nullptr)
     spec.paramKind = param.getValue();
+  if (auto flatOf =
+          attrs ? attrs.getAs<TypeAttr>(VramDialect::kFlatOfAttrName) : nullptr)
+    spec.flatOf.emplace(
+        llvm::to_vector(cast<RankedTensorType>(flatOf.getValue()).getShape()));
   // A value the caller keeps in host memory is passed like any other: the
   // runner's tensors are host arrays.
   if (auto host = dyn_cast<HostTensorType>(type))
@@ -71,6 +77,9 @@ FailureOr<FunctionSignature> vram::getFunctionSignature(func::FuncOp func) {
       return failure();
     signature.arguments.push_back(std::move(*spec));
   }
+  if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
+          func, StringAttr::get(func.getContext(), kRankGridName)))
+    signature.ranks = grid.getShape()[RankGridAxis::DataAxis];
   func.walk([&](UpdateOp update) {
     if (!update.getMaster())
       return;
@@ -96,11 +105,13 @@ void vram::registerJitTranslations(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-/// libvram_cpu_kernels, found where the build and the install put it: next
-/// to the library holding this code (libVramOpt), or in ../lib from the
-/// executable it is linked into. VRAM_CPU_KERNELS overrides.
-static std::string getCpuKernelsPath() {
-  if (const char *path = std::getenv("VRAM_CPU_KERNELS"))
+/// A runtime library (`libvram_cpu_kernels.so`), found where the build and
+/// the install put it: next to the library holding this code (libVramOpt),
+/// or in ../lib from the executable it is linked into. The environment
+/// variable `override` (VRAM_CPU_KERNELS) wins.
+static std::string getRuntimeLibraryPath(llvm::StringRef file,
+                                         const char *override) {
+  if (const char *path = std::getenv(override))
     return path;
   static int anchor;
   Dl_info info;
@@ -114,11 +125,32 @@ static std::string getCpuKernelsPath() {
   SmallString<256> path;
   for (llvm::StringRef relative : {"", "../lib"}) {
     path = directory;
-    llvm::sys::path::append(path, relative, "libvram_cpu_kernels.so");
+    llvm::sys::path::append(path, relative, file);
     if (llvm::sys::fs::exists(path))
       break;
   }
   return std::string(path);
+}
+
+static std::string getCollectivesPath() {
+  return getRuntimeLibraryPath("libvram_collectives.so", "VRAM_COLLECTIVES");
+}
+
+llvm::Expected<int64_t> vram::joinCollectiveGroup(int64_t ranks) {
+  std::string path = getCollectivesPath();
+  // Loaded for good: the JIT loads the same library, and MPI stays up
+  // until exit.
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!library)
+    return llvm::createStringError(
+        llvm::Twine("a per-rank program needs the collectives' runtime (MPI), "
+                    "which was not built or not found: ") +
+        dlerror());
+  auto rankOf = reinterpret_cast<int64_t (*)(int64_t)>(
+      dlsym(library, "vramCollectiveRank"));
+  if (!rankOf)
+    return llvm::createStringError(path + " has no vramCollectiveRank");
+  return rankOf(ranks);
 }
 
 /// Makes OpenBLAS use the GEMM kernels of the instruction set this CPU has.
@@ -202,8 +234,14 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // memref.copy of non-contiguous views calls memrefCopy from the first,
   // vram-call-library-kernels' calls go to the second.
-  std::string cpuKernels = getCpuKernelsPath();
-  llvm::StringRef runtime[] = {VRAM_C_RUNNER_UTILS_PATH, cpuKernels};
+  // A per-rank program's collectives go to the third.
+  std::string cpuKernels =
+      getRuntimeLibraryPath("libvram_cpu_kernels.so", "VRAM_CPU_KERNELS");
+  std::string collectives = getCollectivesPath();
+  SmallVector<llvm::StringRef, 3> runtime = {VRAM_C_RUNNER_UTILS_PATH,
+                                             cpuKernels};
+  if (signature.ranks > 1)
+    runtime.push_back(collectives);
   options.sharedLibPaths = runtime;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)

@@ -565,12 +565,6 @@ int main(int argc, char **argv) {
                     "step\n";
     return 1;
   }
-  if (parallel.getNumOccurrences() && emit != EmitKind::MLIR) {
-    llvm::errs() << "error: --parallel programs are analysed and planned but "
-                    "not lowered yet: their collectives have no lowering "
-                    "(--emit=mlir prints the per-rank program)\n";
-    return 1;
-  }
   bool wantsReport = report.getNumOccurrences() > 0 || maxBatch;
   if (emit != EmitKind::MLIR && wantsReport) {
     llvm::errs() << "error: --emit and --report (or --max-batch) both choose "

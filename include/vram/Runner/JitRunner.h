@@ -32,6 +32,10 @@ struct TensorSpec {
   /// The argument this one is the f32 master copy of (a `vram.update
   /// master` reads both), which a fresh optimizer starts from.
   std::optional<unsigned> masterOf;
+  /// `vram.flat_of` (per-rank programs): the shape of the tensor whose flat
+  /// layout, padded to a multiple of the ranks, this argument holds, whole
+  /// or this rank's slice.
+  std::optional<llvm::SmallVector<int64_t>> flatOf;
 
   std::string getTypeString() const;
 };
@@ -39,12 +43,20 @@ struct TensorSpec {
 struct FunctionSignature {
   llvm::SmallVector<TensorSpec> arguments;
   llvm::SmallVector<TensorSpec> results;
+  /// The data-parallel ranks of a per-rank program (vram-parallelize), each
+  /// one process; 1 for any other program.
+  int64_t ranks = 1;
 };
 
 /// The signature of `func` in host terms. Every argument and result must be
 /// a statically shaped tensor of a supported element type; anything else is
 /// an error reported on `func`.
 mlir::FailureOr<FunctionSignature> getFunctionSignature(mlir::func::FuncOp func);
+
+/// Joins the group of `ranks` processes a per-rank program runs in (MPI's
+/// world, through the collectives' runtime library, which the program's
+/// JIT loads too) and returns this process's rank.
+llvm::Expected<int64_t> joinCollectiveGroup(int64_t ranks);
 
 /// Registers what the JIT needs on `registry`: the translations of the
 /// builtin and LLVM dialects to LLVM IR.

@@ -97,6 +97,14 @@ LogicalResult VramDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == kFlatOfAttrName) {
+    auto type = dyn_cast<TypeAttr>(attr.getValue());
+    auto tensor = type ? dyn_cast<RankedTensorType>(type.getValue()) : nullptr;
+    if (!tensor || !tensor.hasStaticShape())
+      return op->emitOpError() << "argument " << argIndex << ": '" << name
+                               << "' must be a statically shaped tensor type";
+    return success();
+  }
   if (name != kParamAttrName)
     return op->emitOpError()
            << "argument " << argIndex << " has unknown attribute '" << name

@@ -76,6 +76,11 @@ def Vram_Dialect : Dialect {
         "vram.results_in_arguments";
     /// ParamKindAttr of a function argument.
     static constexpr llvm::StringLiteral kParamAttrName = "vram.param";
+    /// On an argument of a per-rank program (vram-parallelize): the tensor
+    /// type whose flattened layout, padded to a multiple of the ranks, the
+    /// argument holds: all of it (a replicated parameter whose size the
+    /// ranks do not divide) or this rank's slice of it.
+    static constexpr llvm::StringLiteral kFlatOfAttrName = "vram.flat_of";
     /// PhaseAttr of a training step's backward and optimizer ops.
     static constexpr llvm::StringLiteral kPhaseAttrName = "vram.phase";
     /// MemoryCategoryAttr of an op: the category of its results.
