@@ -10,89 +10,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-// The C API only (MPI_C, no C++ bindings).
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+#include "MpiWorld.h"
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
+using namespace vram::runtime;
+
 namespace {
-
-/// MLIR's unranked memref: the rank and a ranked descriptor
-/// {allocated, aligned, offset, sizes[rank], strides[rank]}.
-struct UnrankedMemRef {
-  int64_t rank;
-  void *descriptor;
-};
-
-/// Reports an error and stops this process; with `abortWorld`, all of them
-/// (an error only this rank sees would leave the others waiting).
-[[noreturn]] void fail(const char *message, bool abortWorld = true) {
-  std::fprintf(stderr, "vram collectives: error: %s\n", message);
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized && abortWorld)
-    MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
-}
-
-void finalize() {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized)
-    MPI_Finalize();
-}
-
-/// Starts MPI on first use and checks that the world has `ranks` processes.
-int worldRank(int64_t ranks) {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) {
-    MPI_Init(nullptr, nullptr);
-    std::atexit(finalize);
-  }
-  int size = 0, rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (size != ranks) {
-    char message[160];
-    std::snprintf(message, sizeof message,
-                  "the program was built for %lld ranks, the MPI world has "
-                  "%d (run it with mpirun -np %lld)",
-                  static_cast<long long>(ranks), size,
-                  static_cast<long long>(ranks));
-    // Every rank sees the same sizes: each stops on its own.
-    fail(message, /*abortWorld=*/false);
-  }
-  return rank;
-}
-
-/// A contiguous buffer: its first element and its element count.
-struct Span {
-  char *data;
-  int64_t elements;
-};
-
-Span getSpan(const UnrankedMemRef *memref, int64_t elementBytes) {
-  auto *fields = static_cast<int64_t *>(memref->descriptor);
-  char *aligned = reinterpret_cast<char **>(fields)[1];
-  int64_t offset = fields[2];
-  const int64_t *sizes = fields + 3;
-  const int64_t *strides = sizes + memref->rank;
-  int64_t elements = 1;
-  for (int64_t d = memref->rank - 1; d >= 0; --d) {
-    if (sizes[d] != 1 && strides[d] != elements)
-      fail("a collective's buffer is not contiguous");
-    elements *= sizes[d];
-  }
-  return {aligned + offset * elementBytes, elements};
-}
 
 /// Element types: how they are stored and widened for arithmetic.
 struct F32 {
@@ -155,8 +82,8 @@ void narrowAverage(const std::vector<typename T::Wide> &sums, int64_t ranks,
 
 template <typename T>
 void allReduceAverage(UnrankedMemRef *buffer, int64_t ranks) {
-  worldRank(ranks);
-  Span span = getSpan(buffer, sizeof(typename T::Stored));
+  joinWorld(ranks);
+  Span span = getCollectiveSpan(buffer, sizeof(typename T::Stored));
   std::vector<typename T::Wide> sums = widen<T>(span);
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(span.elements), T::wideType(),
                 MPI_SUM, MPI_COMM_WORLD);
@@ -165,11 +92,11 @@ void allReduceAverage(UnrankedMemRef *buffer, int64_t ranks) {
 
 template <typename T>
 void allGather(UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {
-  worldRank(ranks);
-  Span in = getSpan(input, sizeof(typename T::Stored));
-  Span out = getSpan(output, sizeof(typename T::Stored));
+  joinWorld(ranks);
+  Span in = getCollectiveSpan(input, sizeof(typename T::Stored));
+  Span out = getCollectiveSpan(output, sizeof(typename T::Stored));
   if (out.elements != in.elements * ranks)
-    fail("all-gather: the output is not ranks x the input");
+    failCollective("all-gather: the output is not ranks x the input");
   int bytes = int(in.elements * sizeof(typename T::Stored));
   MPI_Allgather(in.data, bytes, MPI_BYTE, out.data, bytes, MPI_BYTE,
                 MPI_COMM_WORLD);
@@ -178,11 +105,11 @@ void allGather(UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {
 template <typename T>
 void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
                           int64_t ranks) {
-  worldRank(ranks);
-  Span in = getSpan(input, sizeof(typename T::Stored));
-  Span out = getSpan(output, sizeof(typename T::Stored));
+  joinWorld(ranks);
+  Span in = getCollectiveSpan(input, sizeof(typename T::Stored));
+  Span out = getCollectiveSpan(output, sizeof(typename T::Stored));
   if (in.elements != out.elements * ranks)
-    fail("reduce-scatter: the input is not ranks x the output");
+    failCollective("reduce-scatter: the input is not ranks x the output");
   std::vector<typename T::Wide> wide = widen<T>(in);
   std::vector<typename T::Wide> sums(out.elements);
   MPI_Reduce_scatter_block(wide.data(), sums.data(), int(out.elements),
@@ -194,7 +121,7 @@ void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
 
 extern "C" {
 
-int64_t vramCollectiveRank(int64_t ranks) { return worldRank(ranks); }
+int64_t vramCollectiveRank(int64_t ranks) { return joinWorld(ranks); }
 
 #define VRAM_COLLECTIVES(suffix, T)                                            \
   void _mlir_ciface_vramCollectiveAllReduceAverage_##suffix(                   \

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "VramCudaRuntime.h"
+#include "LocalDevice.h"
 
 #include <cuda.h>
 
@@ -38,16 +39,22 @@ void check(CUresult result, const char *call, const char *detail = nullptr) {
 }
 #define CHECK(call) check((call), #call)
 
-int defaultDevice = 0;
+/// Set by mgpuSetDefaultDevice; otherwise chooseLocalDevice decides.
+int defaultDevice = -1;
 
-/// The primary context of the default device, made current on the calling
-/// thread: the generated code may call from any thread, and the primary
-/// context is the one the CUDA runtime API (cuBLAS, ...) would share.
+/// The primary context of this process's device (chooseLocalDevice: one
+/// per rank of a per-rank program), made current on the calling thread: the
+/// generated code may call from any thread, and the primary context is the
+/// one the CUDA runtime API (cuBLAS, NCCL, ...) shares.
 void ensureContext() {
   static CUcontext context = [] {
     CHECK(cuInit(0));
+    int count = 0;
+    CHECK(cuDeviceGetCount(&count));
     CUdevice device;
-    CHECK(cuDeviceGet(&device, defaultDevice));
+    CHECK(cuDeviceGet(&device, defaultDevice >= 0
+                                   ? defaultDevice
+                                   : vram::runtime::chooseLocalDevice(count)));
     CUcontext primary;
     CHECK(cuDevicePrimaryCtxRetain(&primary, device));
     return primary;

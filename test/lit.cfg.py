@@ -62,6 +62,8 @@ if os.path.exists(os.path.join(vram_lib_dir, "libvram_cuda_runtime.so")):
     config.available_features.add("cuda-runtime")
 if os.path.exists(os.path.join(vram_lib_dir, "libvram_gpu_libraries.so")):
     config.available_features.add("gpu-libraries")
+if os.path.exists(os.path.join(vram_lib_dir, "libvram_collectives_nccl.so")):
+    config.available_features.add("nccl-collectives")
 
 # Per-rank programs (test/Parallel) run under Open MPI when the collectives'
 # runtime was built: %mpirun N starts N processes on this machine, whatever

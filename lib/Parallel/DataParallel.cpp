@@ -57,8 +57,8 @@ class DataParallelRewriter {
 public:
   DataParallelRewriter(func::FuncOp func, const ParallelOptions &options)
       : func(func), options(options), context(func.getContext()),
-        grid(FlatSymbolRefAttr::get(context, kRankGridName)),
-        dataAxis(DenseI16ArrayAttr::get(context, {RankGridAxis::DataAxis})) {}
+        grid(FlatSymbolRefAttr::get(context, VramDialect::kRankGridName)),
+        dataAxis(DenseI16ArrayAttr::get(context, {VramDialect::kDataAxis})) {}
 
   LogicalResult run();
 
@@ -154,11 +154,12 @@ void DataParallelRewriter::setFlatType(BlockArgument arg, RankedTensorType full,
 
 void DataParallelRewriter::addGrid() {
   auto module = func->getParentOfType<ModuleOp>();
-  if (SymbolTable::lookupSymbolIn(module, kRankGridName))
+  if (SymbolTable::lookupSymbolIn(module, VramDialect::kRankGridName))
     return;
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
   auto grid = shard::GridOp::create(
-      builder, module.getLoc(), StringAttr::get(context, kRankGridName),
+      builder, module.getLoc(),
+      StringAttr::get(context, VramDialect::kRankGridName),
       builder.getDenseI64ArrayAttr({options.dataParallel}));
   // Private: once lowering has turned the collectives into runtime calls,
   // nothing refers to it and symbol-dce drops it.

@@ -42,6 +42,23 @@ struct EmitCInterfacePass
       return signalPassFailure();
     func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                   UnitAttr::get(&getContext()));
+    // The frontend's annotations of arguments and results (vram.param,
+    // ...) are for the analyses, not the C caller; without them the host
+    // code reads without the vram dialect.
+    auto annotationsOf = [](DictionaryAttr attrs) {
+      SmallVector<StringAttr> names;
+      if (attrs)
+        for (NamedAttribute attr : attrs)
+          if (attr.getName().strref().starts_with("vram."))
+            names.push_back(attr.getName());
+      return names;
+    };
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      for (StringAttr name : annotationsOf(func.getArgAttrDict(i)))
+        func.removeArgAttr(i, name);
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+      for (StringAttr name : annotationsOf(func.getResultAttrDict(i)))
+        func.removeResultAttr(i, name);
   }
 };
 

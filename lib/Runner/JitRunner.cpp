@@ -3,7 +3,6 @@
 #include "vram/Runner/JitRunner.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Dialect/Vram/VramOps.h"
-#include "vram/Parallel/Parallelize.h"
 
 #include "vram/Runner/KeptBlocks.h"
 
@@ -78,8 +77,8 @@ FailureOr<FunctionSignature> vram::getFunctionSignature(func::FuncOp func) {
     signature.arguments.push_back(std::move(*spec));
   }
   if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
-          func, StringAttr::get(func.getContext(), kRankGridName)))
-    signature.ranks = grid.getShape()[RankGridAxis::DataAxis];
+          func, StringAttr::get(func.getContext(), VramDialect::kRankGridName)))
+    signature.ranks = grid.getShape()[VramDialect::kDataAxis];
   func.walk([&](UpdateOp update) {
     if (!update.getMaster())
       return;

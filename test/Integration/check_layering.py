@@ -3,7 +3,7 @@ the layers below (docs/using.md, "Layers"):
 
   Registration (vram/InitAll.h)
   Transforms, Pipelines
-  Planning, Training, Conversion
+  Planning, Training, Parallel, Conversion
   Analysis, Import, Runner
   Planner, Arena
   Dialect
@@ -17,7 +17,8 @@ import sys
 
 LAYERS = [["Support"], ["Dialect"], ["Planner", "Arena"],
           ["Analysis", "Import", "Runner"],
-          ["Planning", "Training", "Conversion"], ["Transforms", "Pipelines"],
+          ["Planning", "Training", "Parallel", "Conversion"],
+          ["Transforms", "Pipelines"],
           ["Registration"]]
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 

@@ -13,7 +13,6 @@
 #define VRAM_PARALLEL_PARALLELIZE_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 
@@ -29,17 +28,13 @@ struct ParallelOptions {
   int64_t zeroStage = 0;
 };
 
-/// The name of the device grid the per-rank program's collectives use, and
-/// its axes.
-constexpr llvm::StringLiteral kRankGridName = "ranks";
-enum RankGridAxis : int16_t { DataAxis = 0 };
-
 /// Rewrites the training step `func` (vram-train's output, with an
 /// optimizer) into the program of one data-parallel rank: gradients
 /// averaged across ranks (all-reduce, or reduce-scatter from ZeRO-2 on),
 /// optimizer state, gradients and parameters sharded as the stage says,
 /// parameters gathered for use (ZeRO-3) and after the update (ZeRO-1/2),
-/// and the reported loss averaged. Adds the grid to the enclosing module.
+/// and the reported loss averaged. Adds the grid
+/// (VramDialect::kRankGridName) to the enclosing module.
 /// Errors name what the step has that the rewrite does not support.
 mlir::LogicalResult parallelizeDataParallel(mlir::func::FuncOp func,
                                             const ParallelOptions &options);

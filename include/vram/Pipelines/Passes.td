@@ -16,6 +16,10 @@ def EmitCInterfacePass : Pass<"vram-emit-c-interface", "mlir::ModuleOp"> {
     `convert-func-to-llvm` also emits `_mlir_ciface_<name>`, which takes
     every memref as a pointer to its descriptor and returns results through
     a pointer: the calling convention `vram-run` (and any C caller) uses.
+    The entry's arguments and results lose the frontend's `vram.*`
+    annotations (`vram.param`, `vram.flat_of`), which the analyses read
+    before lowering: the host code then reads without the vram dialect
+    (`mlir-translate --mlir-to-llvmir`).
 
     ```mlir
     func.func @main(%a: memref<4xf32>) -> memref<4xf32>

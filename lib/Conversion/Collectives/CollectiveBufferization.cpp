@@ -2,19 +2,20 @@
 //
 // The collectives of a per-rank program (lib/Parallel) bufferize like any
 // tensor op, into calls of the collective runtime on their buffers
-// (runtime/VramCollectives.cpp):
+// (runtime/VramCollectives.cpp on MPI for the CPU, VramCollectivesNccl.cpp
+// for the GPU: the same functions, `vramCollective*`, `<T>` the element
+// type):
 //
-//   all_reduce <average>  in place: vramCollectiveAllReduceAverage_<T>(buffer,
-//   ranks) all_gather            vramCollectiveAllGather_<T>(input, new buffer,
-//   ranks) reduce_scatter <avg>  vramCollectiveReduceScatterAverage_<T>(input,
-//   new buffer,
-//                         ranks)
-//   all_slice             a subview at this rank's offset,
-//                         vramCollectiveRank(ranks) x slice
+//   all_reduce <average>   in place: AllReduceAverage_<T>(buffer, ranks)
+//   all_gather             AllGather_<T>(input, new buffer, ranks)
+//   reduce_scatter <avg>   ReduceScatterAverage_<T>(input, new buffer, ranks)
+//   all_slice              a subview at this rank's offset:
+//                          vramCollectiveRank(ranks) x the slice's size
 //
-// Upstream's convert-shard-to-mpi lowers all_reduce (no average) and the
-// grid queries, not all_gather, reduce_scatter or all_slice; the runtime
-// takes all of them, over the grid's data axis (the only one in use).
+// Upstream's convert-shard-to-mpi lowers the grid queries, all_reduce and
+// update_halo to the MPI dialect, which has no all-gather or reduce-scatter,
+// and MPI only; one runtime interface serves MPI and NCCL here, over the
+// grid's data axis (the only one in use).
 // Buffers go as unranked memrefs (`llvm.emit_c_interface`): the runtime
 // reads any rank and checks that the data is contiguous.
 //
@@ -103,8 +104,7 @@ Value getRankIndex(RewriterBase &rewriter, Operation *op, int64_t ranks) {
   auto module = op->getParentOfType<ModuleOp>();
   Type i64 = rewriter.getI64Type();
   FailureOr<func::FuncOp> callee = func::lookupOrCreateFnDecl(
-      rewriter, module, (Twine(kCollectiveRuntimePrefix) + "Rank").str(), {i64},
-      nullptr, i64);
+      rewriter, module, "vramCollectiveRank", {i64}, nullptr, i64);
   Value size = arith::ConstantOp::create(rewriter, loc,
                                          rewriter.getI64IntegerAttr(ranks));
   Value rank = func::CallOp::create(rewriter, loc, *callee, size).getResult(0);

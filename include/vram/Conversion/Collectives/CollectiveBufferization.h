@@ -2,8 +2,9 @@
 //-*-===//
 //
 // One-shot bufferization of the `shard` collectives a per-rank program holds
-// (vram-parallelize): each becomes a call of the collective runtime
-// (runtime/VramCollectives.cpp, on MPI) on the buffers.
+// (vram-parallelize): each becomes a call of the collective runtime on the
+// buffers: runtime/VramCollectives.cpp (MPI, host memory) on CPU,
+// runtime/VramCollectivesNccl.cpp (NCCL, device memory) on GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,9 +16,6 @@ class DialectRegistry;
 } // namespace mlir
 
 namespace vram {
-
-/// The prefix of every function of the collective runtime.
-constexpr const char *kCollectiveRuntimePrefix = "vramCollective";
 
 /// Attaches BufferizableOpInterface to shard.all_reduce, all_gather,
 /// reduce_scatter and all_slice.

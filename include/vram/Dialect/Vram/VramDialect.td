@@ -81,6 +81,10 @@ def Vram_Dialect : Dialect {
     /// argument holds: all of it (a replicated parameter whose size the
     /// ranks do not divide) or this rank's slice of it.
     static constexpr llvm::StringLiteral kFlatOfAttrName = "vram.flat_of";
+    /// The device grid (`shard.grid`) of a per-rank program, and its axis
+    /// over the data-parallel ranks.
+    static constexpr llvm::StringLiteral kRankGridName = "ranks";
+    static constexpr int16_t kDataAxis = 0;
     /// PhaseAttr of a training step's backward and optimizer ops.
     static constexpr llvm::StringLiteral kPhaseAttrName = "vram.phase";
     /// MemoryCategoryAttr of an op: the category of its results.

@@ -1,0 +1,154 @@
+//===- VramCollectivesNccl.cpp - per-rank collectives on GPUs, with NCCL --===//
+//
+// The GPU twin of VramCollectives.cpp: the same functions (a per-rank
+// program's host code links one or the other), on device buffers, through
+// NCCL. One process per rank and GPU (LocalDevice.h picks it); MPI starts
+// the processes and carries the communicator's id from rank 0 to the others.
+// Averages are NCCL's ncclAvg, in the data's type.
+//
+// Ordering as for the libraries (VramGpuLibraries.cpp): the host waited for
+// the compute stream before the call; the collective runs on a stream of its
+// own and is waited for before returning.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LocalDevice.h"
+#include "MpiWorld.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <cstdio>
+
+using namespace vram::runtime;
+
+namespace {
+
+void check(cudaError_t result, const char *call) {
+  if (result != cudaSuccess) {
+    char message[256];
+    std::snprintf(message, sizeof message, "%s: %s", call,
+                  cudaGetErrorString(result));
+    failCollective(message);
+  }
+}
+void check(ncclResult_t result, const char *call) {
+  if (result != ncclSuccess) {
+    char message[256];
+    std::snprintf(message, sizeof message, "%s: %s", call,
+                  ncclGetErrorString(result));
+    failCollective(message);
+  }
+}
+#define CHECK(call) check((call), #call)
+
+/// This rank's communicator over the world, and the stream collectives run
+/// on; made on first use.
+struct Communicator {
+  ncclComm_t comm;
+  cudaStream_t stream;
+};
+
+Communicator &communicator(int64_t ranks) {
+  static Communicator made = [ranks] {
+    int rank = joinWorld(ranks);
+    int devices = 0;
+    CHECK(cudaGetDeviceCount(&devices));
+    CHECK(cudaSetDevice(chooseLocalDevice(devices)));
+    ncclUniqueId id;
+    if (rank == 0)
+      CHECK(ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+    Communicator result;
+    CHECK(ncclCommInitRank(&result.comm, int(ranks), id, rank));
+    CHECK(cudaStreamCreateWithFlags(&result.stream, cudaStreamNonBlocking));
+    return result;
+  }();
+  return made;
+}
+
+template <typename T> struct NcclType;
+template <> struct NcclType<float> {
+  static constexpr ncclDataType_t value = ncclFloat32;
+};
+template <> struct NcclType<double> {
+  static constexpr ncclDataType_t value = ncclFloat64;
+};
+/// Half types by their storage: f16 and bf16 are both 2 bytes.
+struct F16Storage {
+  uint16_t bits;
+};
+struct BF16Storage {
+  uint16_t bits;
+};
+template <> struct NcclType<F16Storage> {
+  static constexpr ncclDataType_t value = ncclFloat16;
+};
+template <> struct NcclType<BF16Storage> {
+  static constexpr ncclDataType_t value = ncclBfloat16;
+};
+
+template <typename T>
+void allReduceAverage(UnrankedMemRef *buffer, int64_t ranks) {
+  Communicator &c = communicator(ranks);
+  Span span = getCollectiveSpan(buffer, sizeof(T));
+  CHECK(ncclAllReduce(span.data, span.data, size_t(span.elements),
+                      NcclType<T>::value, ncclAvg, c.comm, c.stream));
+  CHECK(cudaStreamSynchronize(c.stream));
+}
+
+template <typename T>
+void allGather(UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {
+  Communicator &c = communicator(ranks);
+  Span in = getCollectiveSpan(input, sizeof(T)),
+       out = getCollectiveSpan(output, sizeof(T));
+  if (out.elements != in.elements * ranks)
+    failCollective("all-gather: the output is not ranks x the input");
+  CHECK(ncclAllGather(in.data, out.data, size_t(in.elements),
+                      NcclType<T>::value, c.comm, c.stream));
+  CHECK(cudaStreamSynchronize(c.stream));
+}
+
+template <typename T>
+void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
+                          int64_t ranks) {
+  Communicator &c = communicator(ranks);
+  Span in = getCollectiveSpan(input, sizeof(T)),
+       out = getCollectiveSpan(output, sizeof(T));
+  if (in.elements != out.elements * ranks)
+    failCollective("reduce-scatter: the input is not ranks x the output");
+  CHECK(ncclReduceScatter(in.data, out.data, size_t(out.elements),
+                          NcclType<T>::value, ncclAvg, c.comm, c.stream));
+  CHECK(cudaStreamSynchronize(c.stream));
+}
+
+} // namespace
+
+extern "C" {
+
+int64_t vramCollectiveRank(int64_t ranks) {
+  communicator(ranks);
+  return joinWorld(ranks);
+}
+
+#define VRAM_COLLECTIVES(suffix, T)                                            \
+  void _mlir_ciface_vramCollectiveAllReduceAverage_##suffix(                   \
+      UnrankedMemRef *buffer, int64_t ranks) {                                 \
+    allReduceAverage<T>(buffer, ranks);                                        \
+  }                                                                            \
+  void _mlir_ciface_vramCollectiveAllGather_##suffix(                          \
+      UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {          \
+    allGather<T>(input, output, ranks);                                        \
+  }                                                                            \
+  void _mlir_ciface_vramCollectiveReduceScatterAverage_##suffix(               \
+      UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {          \
+    reduceScatterAverage<T>(input, output, ranks);                             \
+  }
+
+VRAM_COLLECTIVES(f32, float)
+VRAM_COLLECTIVES(f64, double)
+VRAM_COLLECTIVES(f16, F16Storage)
+VRAM_COLLECTIVES(bf16, BF16Storage)
+
+} // extern "C"
