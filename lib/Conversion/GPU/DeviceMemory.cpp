@@ -8,10 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "vram/Conversion/Collectives/CollectiveBufferization.h"
 #include "vram/Conversion/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -139,18 +137,6 @@ static LogicalResult moveToDeviceMemory(func::FuncOp func,
   llvm::SetVector<Value> hostBuffers;
   OpBuilder builder(func.getContext());
   Block &entry = func.getBody().front();
-
-  // The collective runtime is MPI on host memory; NCCL's is not there.
-  WalkResult collectives = func.walk([](func::CallOp call) {
-    if (!call.getCallee().starts_with(vram::kCollectiveRuntimePrefix))
-      return WalkResult::advance();
-    call.emitError("the collectives of a per-rank program have no GPU "
-                   "lowering yet (NCCL); they run on the CPU under mpirun "
-                   "(vram-run --parallel)");
-    return WalkResult::interrupt();
-  });
-  if (collectives.wasInterrupted())
-    return failure();
 
   // Host allocations, frees, globals and copies outside kernels.
   SmallVector<Operation *> hostOps;
