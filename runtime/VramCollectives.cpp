@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectivesAbi.h"
 #include "MpiWorld.h"
 
 #include <cmath>
@@ -119,27 +120,10 @@ void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
 
 } // namespace
 
-extern "C" {
+extern "C" int64_t vramCollectiveRank(int64_t ranks) { return joinWorld(ranks); }
 
-int64_t vramCollectiveRank(int64_t ranks) { return joinWorld(ranks); }
+VRAM_DEFINE_COLLECTIVES(f32, F32)
+VRAM_DEFINE_COLLECTIVES(f64, F64)
+VRAM_DEFINE_COLLECTIVES(f16, F16)
+VRAM_DEFINE_COLLECTIVES(bf16, BF16)
 
-#define VRAM_COLLECTIVES(suffix, T)                                            \
-  void _mlir_ciface_vramCollectiveAllReduceAverage_##suffix(                   \
-      UnrankedMemRef *buffer, int64_t ranks) {                                 \
-    allReduceAverage<T>(buffer, ranks);                                        \
-  }                                                                            \
-  void _mlir_ciface_vramCollectiveAllGather_##suffix(                          \
-      UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {          \
-    allGather<T>(input, output, ranks);                                        \
-  }                                                                            \
-  void _mlir_ciface_vramCollectiveReduceScatterAverage_##suffix(               \
-      UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {          \
-    reduceScatterAverage<T>(input, output, ranks);                             \
-  }
-
-VRAM_COLLECTIVES(f32, F32)
-VRAM_COLLECTIVES(f64, F64)
-VRAM_COLLECTIVES(f16, F16)
-VRAM_COLLECTIVES(bf16, BF16)
-
-} // extern "C"

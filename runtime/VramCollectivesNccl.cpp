@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LocalDevice.h"
+#include "CollectivesAbi.h"
 #include "MpiWorld.h"
 
 #include <cuda_runtime.h>
@@ -125,30 +126,13 @@ void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
 
 } // namespace
 
-extern "C" {
-
-int64_t vramCollectiveRank(int64_t ranks) {
+extern "C" int64_t vramCollectiveRank(int64_t ranks) {
   communicator(ranks);
   return joinWorld(ranks);
 }
 
-#define VRAM_COLLECTIVES(suffix, T)                                            \
-  void _mlir_ciface_vramCollectiveAllReduceAverage_##suffix(                   \
-      UnrankedMemRef *buffer, int64_t ranks) {                                 \
-    allReduceAverage<T>(buffer, ranks);                                        \
-  }                                                                            \
-  void _mlir_ciface_vramCollectiveAllGather_##suffix(                          \
-      UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {          \
-    allGather<T>(input, output, ranks);                                        \
-  }                                                                            \
-  void _mlir_ciface_vramCollectiveReduceScatterAverage_##suffix(               \
-      UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {          \
-    reduceScatterAverage<T>(input, output, ranks);                             \
-  }
+VRAM_DEFINE_COLLECTIVES(f32, float)
+VRAM_DEFINE_COLLECTIVES(f64, double)
+VRAM_DEFINE_COLLECTIVES(f16, F16Storage)
+VRAM_DEFINE_COLLECTIVES(bf16, BF16Storage)
 
-VRAM_COLLECTIVES(f32, float)
-VRAM_COLLECTIVES(f64, double)
-VRAM_COLLECTIVES(f16, F16Storage)
-VRAM_COLLECTIVES(bf16, BF16Storage)
-
-} // extern "C"

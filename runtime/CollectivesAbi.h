@@ -1,0 +1,35 @@
+//===- CollectivesAbi.h - the functions per-rank programs call --*- C++ -*-===//
+//
+// The collectives' entry points, as lib/Conversion/Collectives calls them
+// (`llvm.emit_c_interface`: each buffer a pointer to an unranked memref,
+// then the group size). Both runtimes (VramCollectives.cpp on MPI,
+// VramCollectivesNccl.cpp on NCCL) define them with this macro, over their
+// own templates allReduceAverage<T>, allGather<T> and
+// reduceScatterAverage<T>; `suffix` names the element type as the pass does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_RUNTIME_COLLECTIVESABI_H
+#define VRAM_RUNTIME_COLLECTIVESABI_H
+
+#include "MemRef.h"
+
+#include <cstdint>
+
+#define VRAM_DEFINE_COLLECTIVES(suffix, T)                                     \
+  extern "C" void _mlir_ciface_vramCollectiveAllReduceAverage_##suffix(        \
+      vram::runtime::UnrankedMemRef *buffer, int64_t ranks) {                  \
+    allReduceAverage<T>(buffer, ranks);                                        \
+  }                                                                            \
+  extern "C" void _mlir_ciface_vramCollectiveAllGather_##suffix(               \
+      vram::runtime::UnrankedMemRef *input,                                    \
+      vram::runtime::UnrankedMemRef *output, int64_t ranks) {                  \
+    allGather<T>(input, output, ranks);                                        \
+  }                                                                            \
+  extern "C" void _mlir_ciface_vramCollectiveReduceScatterAverage_##suffix(    \
+      vram::runtime::UnrankedMemRef *input,                                    \
+      vram::runtime::UnrankedMemRef *output, int64_t ranks) {                  \
+    reduceScatterAverage<T>(input, output, ranks);                             \
+  }
+
+#endif // VRAM_RUNTIME_COLLECTIVESABI_H
