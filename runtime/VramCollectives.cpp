@@ -120,10 +120,11 @@ void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
 
 } // namespace
 
-extern "C" int64_t vramCollectiveRank(int64_t ranks) { return joinWorld(ranks); }
+extern "C" int64_t vramCollectiveRank(int64_t ranks) {
+  return joinWorld(ranks);
+}
 
 VRAM_DEFINE_COLLECTIVES(f32, F32)
 VRAM_DEFINE_COLLECTIVES(f64, F64)
 VRAM_DEFINE_COLLECTIVES(f16, F16)
 VRAM_DEFINE_COLLECTIVES(bf16, BF16)
-

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LocalDevice.h"
 #include "CollectivesAbi.h"
+#include "LocalDevice.h"
 #include "MpiWorld.h"
 
 #include <cuda_runtime.h>
@@ -135,4 +135,3 @@ VRAM_DEFINE_COLLECTIVES(f32, float)
 VRAM_DEFINE_COLLECTIVES(f64, double)
 VRAM_DEFINE_COLLECTIVES(f16, F16Storage)
 VRAM_DEFINE_COLLECTIVES(bf16, BF16Storage)
-
