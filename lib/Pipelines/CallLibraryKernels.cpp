@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Conversion/RuntimeFunctions.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Pipelines/Passes.h"
 
@@ -156,7 +157,7 @@ struct CallLibraryKernelsPass
       return signalPassFailure();
     }
     ModuleOp module = getOperation();
-    SymbolTable symbols(module);
+    SymbolTableCollection symbols;
     SmallVector<std::pair<Operation *, KernelCall>> heavy;
     module.walk([&](linalg::LinalgOp op) {
       std::optional<KernelCall> call = getKernelCall(op);
@@ -175,26 +176,13 @@ struct CallLibraryKernelsPass
       heavy.push_back({op, *call});
     });
     for (auto &[op, call] : heavy)
-      replaceByCall(op, call, symbols);
-  }
-
-  /// The kernel's declaration, made on first use.
-  func::FuncOp getKernel(StringRef name, TypeRange arguments,
-                         SymbolTable &symbols) {
-    if (auto existing = symbols.lookup<func::FuncOp>(name))
-      return existing;
-    OpBuilder builder(&getContext());
-    auto kernel = func::FuncOp::create(getOperation().getLoc(), name,
-                                       builder.getFunctionType(arguments, {}));
-    kernel.setPrivate();
-    kernel->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-    symbols.insert(kernel);
-    return kernel;
+      if (failed(replaceByCall(op, call, symbols)))
+        return signalPassFailure();
   }
 
   /// Replaces `op` by `call`. A workspace comes right after the buffers.
-  void replaceByCall(Operation *op, const KernelCall &call,
-                     SymbolTable &symbols) {
+  LogicalResult replaceByCall(Operation *op, const KernelCall &call,
+                              SymbolTableCollection &symbols) {
     OpBuilder builder(op);
     Location loc = op->getLoc();
     SmallVector<Value> buffers(op->getOperands());
@@ -208,10 +196,15 @@ struct CallLibraryKernelsPass
           builder, loc, builder.getI64IntegerAttr(scalar)));
     std::string name =
         (Twine(target == "gpu" ? "vram_gpu_" : "vram_") + call.name).str();
-    func::FuncOp kernel =
-        getKernel(name, ValueRange(arguments).getTypes(), symbols);
-    func::CallOp::create(builder, loc, kernel, arguments);
+    FailureOr<func::FuncOp> kernel = vram::getRuntimeFunction(
+        getOperation(), name,
+        builder.getFunctionType(ValueRange(arguments).getTypes(), {}),
+        /*cInterface=*/true, symbols);
+    if (failed(kernel))
+      return failure();
+    func::CallOp::create(builder, loc, *kernel, arguments);
     op->erase();
+    return success();
   }
 };
 } // namespace

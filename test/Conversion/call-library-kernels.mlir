@@ -3,6 +3,11 @@
 // are cast to dynamic shapes so one declaration serves every shape, and a
 // convolution passes its strides and dilations (h, w) after them.
 // RUN: vram-opt %s --vram-call-library-kernels | FileCheck %s
+// The kernels are declared once each, at the top of the module.
+// CHECK-DAG: func.func private @vram_matmul_f32(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @vram_batch_matmul_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @vram_conv2d_nchw_fchw_f32(memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @vram_conv2d_ngchw_gfchw_f32(memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
 // The kernels compute what the loops would (onnx-node-tests.test runs
 // ONNX's MatMul, Gemm and Conv cases against their reference outputs):
 // RUN: vram-run %S/Inputs/conv-strided-dilated.onnxtext --print | FileCheck %s --check-prefix=VALUES
@@ -151,7 +156,3 @@ func.func @stays(%a: memref<4x8xf16>, %b: memref<8x16xf16>, %c: memref<4x16xf16>
   return
 }
 
-// CHECK: func.func private @vram_matmul_f32(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, i64, i64) attributes {llvm.emit_c_interface}
-// CHECK: func.func private @vram_batch_matmul_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) attributes {llvm.emit_c_interface}
-// CHECK: func.func private @vram_conv2d_nchw_fchw_f32(memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
-// CHECK: func.func private @vram_conv2d_ngchw_gfchw_f32(memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}

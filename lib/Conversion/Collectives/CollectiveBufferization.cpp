@@ -22,12 +22,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Conversion/Collectives/CollectiveBufferization.h"
+#include "vram/Conversion/RuntimeFunctions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Func/Utils/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -71,10 +71,19 @@ FailureOr<std::string> getTypeSuffix(Operation *op, Type element) {
                          << " elements have no runtime function";
 }
 
-/// Calls the runtime function `name` (declared on first use) with `buffers`
-/// as unranked memrefs followed by the group size.
-void callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
-                 ValueRange buffers, int64_t ranks) {
+/// The runtime function `name` of type `type`, declared on first use;
+/// buffers go through its C interface.
+FailureOr<func::FuncOp> getCallee(Operation *op, StringRef name,
+                                  FunctionType type, bool takesBuffers) {
+  SymbolTableCollection symbols;
+  return getRuntimeFunction(op->getParentOfType<ModuleOp>(), name, type,
+                            takesBuffers, symbols);
+}
+
+/// Calls the runtime function `name` with `buffers` as unranked memrefs
+/// followed by the group size.
+LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
+                          ValueRange buffers, int64_t ranks) {
   Location loc = op->getLoc();
   SmallVector<Value> arguments;
   for (Value buffer : buffers) {
@@ -86,30 +95,31 @@ void callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
   }
   arguments.push_back(arith::ConstantOp::create(
       rewriter, loc, rewriter.getI64IntegerAttr(ranks)));
-  auto module = op->getParentOfType<ModuleOp>();
-  auto type = rewriter.getFunctionType(ValueRange(arguments).getTypes(), {});
-  FailureOr<func::FuncOp> callee = func::lookupFnDecl(module, name, type);
-  if (failed(callee) || !*callee) {
-    OpBuilder::InsertionGuard guard(rewriter);
-    callee = func::createFnDecl(rewriter, module, name, type,
-                                /*setPrivate=*/true);
-    (*callee)->setAttr("llvm.emit_c_interface", rewriter.getUnitAttr());
-  }
+  FailureOr<func::FuncOp> callee = getCallee(
+      op, name, rewriter.getFunctionType(ValueRange(arguments).getTypes(), {}),
+      /*takesBuffers=*/true);
+  if (failed(callee))
+    return failure();
   func::CallOp::create(rewriter, loc, *callee, arguments);
+  return success();
 }
 
 /// The rank's index in the group, from the runtime.
-Value getRankIndex(RewriterBase &rewriter, Operation *op, int64_t ranks) {
+FailureOr<Value> getRankIndex(RewriterBase &rewriter, Operation *op,
+                              int64_t ranks) {
   Location loc = op->getLoc();
-  auto module = op->getParentOfType<ModuleOp>();
   Type i64 = rewriter.getI64Type();
-  FailureOr<func::FuncOp> callee = func::lookupOrCreateFnDecl(
-      rewriter, module, "vramCollectiveRank", {i64}, nullptr, i64);
+  FailureOr<func::FuncOp> callee =
+      getCallee(op, "vramCollectiveRank", rewriter.getFunctionType(i64, i64),
+                /*takesBuffers=*/false);
+  if (failed(callee))
+    return failure();
   Value size = arith::ConstantOp::create(rewriter, loc,
                                          rewriter.getI64IntegerAttr(ranks));
   Value rank = func::CallOp::create(rewriter, loc, *callee, size).getResult(0);
   return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
-                                    rank);
+                                    rank)
+      .getResult();
 }
 
 /// all_reduce: in place on its operand's buffer, like a destination.
@@ -144,8 +154,10 @@ struct AllReduceModel
         getBuffer(rewriter, allReduce.getInput(), options, state);
     if (failed(ranks) || failed(suffix) || failed(buffer))
       return failure();
-    callRuntime(rewriter, op, "vramCollectiveAllReduceAverage" + *suffix,
-                *buffer, *ranks);
+    if (failed(callRuntime(rewriter, op,
+                           "vramCollectiveAllReduceAverage" + *suffix, *buffer,
+                           *ranks)))
+      return failure();
     replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();
   }
@@ -192,7 +204,9 @@ struct ExchangeModel
     Value output = memref::AllocOp::create(
         rewriter, op->getLoc(),
         MemRefType::get(type.getShape(), type.getElementType()));
-    callRuntime(rewriter, op, (name + *suffix).str(), {*input, output}, *ranks);
+    if (failed(callRuntime(rewriter, op, (name + *suffix).str(),
+                           {*input, output}, *ranks)))
+      return failure();
     replaceOpWithBufferizedValues(rewriter, op, output);
     return success();
   }
@@ -242,10 +256,12 @@ struct AllSliceModel
     if (failed(ranks) || failed(source))
       return failure();
     Location loc = op->getLoc();
-    Value rank = getRankIndex(rewriter, op, *ranks);
+    FailureOr<Value> rank = getRankIndex(rewriter, op, *ranks);
+    if (failed(rank))
+      return failure();
     Value extent =
         arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(0));
-    Value offset = arith::MulIOp::create(rewriter, loc, rank, extent);
+    Value offset = arith::MulIOp::create(rewriter, loc, *rank, extent);
     Value view = memref::SubViewOp::create(
         rewriter, loc, *source, ArrayRef<OpFoldResult>{offset},
         ArrayRef<OpFoldResult>{rewriter.getIndexAttr(type.getDimSize(0))},

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Conversion/Passes.h"
+#include "vram/Conversion/RuntimeFunctions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -134,23 +135,10 @@ struct GPUOverlapCopiesPass
       if (std::optional<PlanCopy> planCopy = getPlanCopy(copy))
         copies.push_back({copy, *planCopy});
     });
-    SymbolTable symbols(module);
+    SymbolTableCollection symbols;
     for (auto &[copy, planCopy] : copies)
-      overlap(copy, planCopy, symbols);
-  }
-
-  /// The runtime function `name` of the given types, declared on first use.
-  func::FuncOp getRuntimeFunction(StringRef name, TypeRange arguments,
-                                  TypeRange results, SymbolTable &symbols) {
-    if (auto existing = symbols.lookup<func::FuncOp>(name))
-      return existing;
-    OpBuilder builder(&getContext());
-    auto function =
-        func::FuncOp::create(getOperation().getLoc(), name,
-                             builder.getFunctionType(arguments, results));
-    function.setPrivate();
-    symbols.insert(function);
-    return function;
+      if (failed(overlap(copy, planCopy, symbols)))
+        return signalPassFailure();
   }
 
   /// `copy` becomes an asynchronous copy on the copy stream, and the host
@@ -159,8 +147,8 @@ struct GPUOverlapCopiesPass
   /// an offload, whatever reuses its device bytes; the host arena's
   /// release), or before the block's terminator. Later plan copies do not
   /// count: the copy stream runs them in order.
-  void overlap(gpu::MemcpyOp copy, const PlanCopy &planCopy,
-               SymbolTable &symbols) {
+  LogicalResult overlap(gpu::MemcpyOp copy, const PlanCopy &planCopy,
+                        SymbolTableCollection &symbols) {
     const Placement &device = planCopy.device, &host = planCopy.host;
     bool isOffload = planCopy.isOffload;
 
@@ -181,11 +169,16 @@ struct GPUOverlapCopiesPass
     // (gpu-async-region, before every call it cannot see into): the copy
     // needs no stream to follow.
     Value noStream = LLVM::ZeroOp::create(builder, loc, pointerType);
-    func::FuncOp start = getRuntimeFunction(
+    FailureOr<func::FuncOp> start = vram::getRuntimeFunction(
+        getOperation(),
         isOffload ? "vramRuntimeOffloadAsync" : "vramRuntimePrefetchAsync",
-        {pointerType, pointerType, builder.getI64Type(), pointerType},
-        {pointerType}, symbols);
-    Value event = func::CallOp::create(builder, loc, start,
+        builder.getFunctionType(
+            {pointerType, pointerType, builder.getI64Type(), pointerType},
+            {pointerType}),
+        /*cInterface=*/false, symbols);
+    if (failed(start))
+      return failure();
+    Value event = func::CallOp::create(builder, loc, *start,
                                        ValueRange{pointerTo(copy.getDst()),
                                                   pointerTo(copy.getSrc()),
                                                   bytes, noStream})
@@ -203,10 +196,15 @@ struct GPUOverlapCopiesPass
       }
     }
     builder.setInsertionPoint(waitBefore);
-    func::FuncOp finish =
-        getRuntimeFunction("vramRuntimeFinishCopy", {pointerType}, {}, symbols);
-    func::CallOp::create(builder, loc, finish, ValueRange{event});
+    FailureOr<func::FuncOp> finish =
+        vram::getRuntimeFunction(getOperation(), "vramRuntimeFinishCopy",
+                                 builder.getFunctionType({pointerType}, {}),
+                                 /*cInterface=*/false, symbols);
+    if (failed(finish))
+      return failure();
+    func::CallOp::create(builder, loc, *finish, ValueRange{event});
     copy.erase();
+    return success();
   }
 };
 } // namespace
