@@ -236,11 +236,13 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   // A per-rank program's collectives go to the third.
   std::string cpuKernels =
       getRuntimeLibraryPath("libvram_cpu_kernels.so", "VRAM_CPU_KERNELS");
-  std::string collectives = getCollectivesPath();
   SmallVector<llvm::StringRef, 3> runtime = {VRAM_C_RUNNER_UTILS_PATH,
                                              cpuKernels};
-  if (signature.ranks > 1)
+  std::string collectives;
+  if (signature.ranks) {
+    collectives = getCollectivesPath();
     runtime.push_back(collectives);
+  }
   options.sharedLibPaths = runtime;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)

@@ -44,8 +44,8 @@ struct FunctionSignature {
   llvm::SmallVector<TensorSpec> arguments;
   llvm::SmallVector<TensorSpec> results;
   /// The data-parallel ranks of a per-rank program (vram-parallelize), each
-  /// one process; 1 for any other program.
-  int64_t ranks = 1;
+  /// one process (1 too calls the collectives); none for any other program.
+  std::optional<int64_t> ranks;
 };
 
 /// The signature of `func` in host terms. Every argument and result must be
