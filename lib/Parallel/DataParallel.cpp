@@ -76,6 +76,9 @@ private:
   /// `flat` (the padded flat tensor) seen as `type`: its first elements,
   /// reshaped; views both.
   Value viewAs(IRBuilding &ir, Value flat, RankedTensorType type);
+  /// `value` flattened and padded with zeros to `split.padded` elements,
+  /// ready to be split among the ranks.
+  Value flattenPadded(IRBuilding &ir, Value value, const FlatSplit &split);
   Value slice(OpBuilder &builder, Location loc, Value flat, int64_t size);
   /// Gives the argument `arg`, which held a `full` tensor, the type `type`
   /// of its flat layout (or a rank's slice of it), recording `full`.
@@ -145,6 +148,16 @@ Value DataParallelRewriter::viewAs(IRBuilding &ir, Value flat,
   return ir.reshape(prefix, type.getShape());
 }
 
+Value DataParallelRewriter::flattenPadded(IRBuilding &ir, Value value,
+                                          const FlatSplit &split) {
+  Value flat = ir.reshape(value, {split.elements});
+  if (!split.isPadded())
+    return flat;
+  auto type = cast<RankedTensorType>(value.getType());
+  return ir.pad(flat, {0, split.padded - split.elements},
+                type.clone({split.padded}));
+}
+
 void DataParallelRewriter::setFlatType(BlockArgument arg, RankedTensorType full,
                                        RankedTensorType type) {
   arg.setType(type);
@@ -207,10 +220,7 @@ void DataParallelRewriter::averageGradient(UpdateOp update) {
   auto type = cast<RankedTensorType>(grad.getType());
   FlatSplit split(type, options.dataParallel);
   IRBuilding ir = irAt(builder, param, "reduce_scatter");
-  Value flat = ir.reshape(grad, {split.elements});
-  if (split.isPadded())
-    flat = ir.pad(flat, {0, split.padded - split.elements},
-                  type.clone({split.padded}));
+  Value flat = flattenPadded(ir, grad, split);
   auto scattered = shard::ReduceScatterOp::create(
       builder, ir.getLoc(), type.clone({split.slice}), grid, dataAxis, flat,
       reduction, builder.getIndexAttr(0));
@@ -266,10 +276,7 @@ void DataParallelRewriter::shardUpdatedParameter(UpdateOp update) {
     // All-reduced in full: the update reads the rank's slice of it.
     Value grad = update.getGradient();
     IRBuilding gradIr = irAt(builder, param, "grad_shard");
-    Value flatGrad = gradIr.reshape(grad, {split.elements});
-    if (split.isPadded())
-      flatGrad =
-          gradIr.pad(flatGrad, {0, split.padded - split.elements}, paddedType);
+    Value flatGrad = flattenPadded(gradIr, grad, split);
     auto gradSlice =
         shard::AllSliceOp::create(builder, gradIr.getLoc(), sliceType, grid,
                                   dataAxis, flatGrad, builder.getIndexAttr(0));
@@ -283,8 +290,9 @@ void DataParallelRewriter::shardUpdatedParameter(UpdateOp update) {
   auto whole =
       shard::AllGatherOp::create(builder, after.getLoc(), paddedType, grid,
                                  dataAxis, updated, builder.getIndexAttr(0));
-  Value result =
-      split.isPadded() ? Value(whole) : after.reshape(whole, type.getShape());
+  // Back in the parameter's stored shape: padded flat, or its own.
+  Value result = after.reshape(
+      whole, cast<RankedTensorType>(param.getType()).getShape());
   setPhaseUntil(update->getNextNode(), result.getDefiningOp()->getNextNode(),
                 Phase::Optimizer);
   updated.replaceAllUsesExcept(result, whole);
