@@ -39,7 +39,7 @@ static Value getGatherDestination(shard::AllGatherOp gather) {
 Value getAliasedOperand(OpResult result) {
   Operation *op = result.getOwner();
   // Collectives (lib/Parallel): all-reduce works in place; a rank's slice is
-  // a view of the replicated tensor.
+  // a view of the replicated tensor (isViewOf).
   if (auto allReduce = dyn_cast<shard::AllReduceOp>(op))
     return allReduce.getInput().getType() == allReduce.getType()
                ? allReduce.getInput()
@@ -67,6 +67,13 @@ Value getAliasedOperand(OpResult result) {
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
     return dps.getTiedOpOperand(result)->get();
   return nullptr;
+}
+
+bool isViewOf(OpResult result, Value source) {
+  if (auto slice = dyn_cast<shard::AllSliceOp>(result.getOwner()))
+    return slice.getInput() == source;
+  auto view = dyn_cast<ViewLikeOpInterface>(result.getOwner());
+  return view && view.getViewDest() == result && view.getViewSource() == source;
 }
 
 void forEachStorageUser(Value value, llvm::function_ref<bool(Operation *)> fn) {

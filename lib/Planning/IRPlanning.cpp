@@ -7,13 +7,11 @@
 #include "vram/Planner/Schedule.h"
 #include "vram/Support/ByteSize.h"
 
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
@@ -172,16 +170,6 @@ static planner::TensorCategory toPlannerCategory(MemoryCategory category) {
     return planner::TensorCategory::Activation;
   }
   llvm_unreachable("unknown memory category");
-}
-
-/// Whether `result`, which shares the storage of `source`, is a view of it
-/// (same bytes, another shape) rather than its new value written in place.
-static bool isViewOf(OpResult result, Value source) {
-  // A rank's own slice of a replicated tensor reads it in place.
-  if (auto slice = dyn_cast<shard::AllSliceOp>(result.getOwner()))
-    return slice.getInput() == source;
-  auto view = dyn_cast<ViewLikeOpInterface>(result.getOwner());
-  return view && view.getViewSource() == source;
 }
 
 IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,

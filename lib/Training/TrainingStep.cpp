@@ -655,7 +655,8 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
       f64(options.weightDecay, options.weightDecay != 0.0),
       accumulates ? builder.getI64IntegerAttr(options.accumulate)
                   : IntegerAttr(),
-      master ? builder.getUnitAttr() : UnitAttr(), grad, adam || accumulates ? stepCount : Value(), scale, inits));
+      master ? builder.getUnitAttr() : UnitAttr(), grad,
+      adam || accumulates ? stepCount : Value(), scale, inits));
   builder.setListener(listener);
 }
 

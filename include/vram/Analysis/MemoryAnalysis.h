@@ -110,6 +110,11 @@ void emitAnalysisErrors(const MemoryAnalysis &analysis, mlir::Operation *func);
 /// ops), and other destination-passing ops alias.
 mlir::Value getAliasedOperand(mlir::OpResult result);
 
+/// Whether `result` is a view of the storage it shares with `source` (the
+/// same bytes under another shape, or a part of them: ViewLikeOpInterface,
+/// a rank's `shard.all_slice`) rather than a new value written in place.
+bool isViewOf(mlir::OpResult result, mlir::Value source);
+
 /// Calls `fn` on every op that uses the storage of `value`: its users and,
 /// through their results aliasing it (getAliasedOperand), theirs, unless
 /// `fn` returns false for the user. An op writing that storage in place
