@@ -31,6 +31,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace vram {
@@ -99,6 +101,14 @@ LogicalResult DataParallelRewriter::check(ArrayRef<UpdateOp> updates) {
   if (options.dataParallel < 1)
     return func.emitError() << "data parallelism needs at least 1 rank, got "
                             << options.dataParallel;
+  // MPI and NCCL count ranks in an int; the padded sizes then stay in
+  // 64 bits.
+  if (options.dataParallel > std::numeric_limits<int32_t>::max())
+    return func.emitError() << "data parallelism over "
+                            << options.dataParallel
+                            << " ranks: at most "
+                            << std::numeric_limits<int32_t>::max()
+                            << " (MPI and NCCL count ranks in an int)";
   if (options.zeroStage < 0 || options.zeroStage > 3)
     return func.emitError()
            << "ZeRO stage must be 0, 1, 2 or 3, got " << options.zeroStage;
