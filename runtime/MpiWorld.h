@@ -2,7 +2,8 @@
 //
 // Both collective runtimes (MPI's, NCCL's) run one process per rank of
 // MPI_COMM_WORLD: MPI starts on the first call and finalizes at exit, and
-// the world's size must be the grid's.
+// the world's size must be the grid's. A collective runs over one axis of
+// the grid, a RankGroup of the world.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,18 +42,30 @@ inline void finalizeWorld() {
     MPI_Finalize();
 }
 
-/// Starts MPI on first use, checks that the world has `ranks` processes and
-/// returns this one's rank.
-inline int joinWorld(int64_t ranks) {
+/// Starts MPI on first use and returns this process's rank in the world.
+inline int joinWorld() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
     MPI_Init(nullptr, nullptr);
     std::atexit(finalizeWorld);
   }
-  int size = 0, rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+inline int getWorldSize() {
+  joinWorld();
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+/// Joins the world, checks that it has `ranks` processes (the program's
+/// grid) and returns this one's rank.
+inline int joinWorld(int64_t ranks) {
+  int rank = joinWorld(), size = getWorldSize();
   if (size != ranks) {
     char message[160];
     std::snprintf(message, sizeof message,
@@ -65,6 +78,36 @@ inline int joinWorld(int64_t ranks) {
   }
   return rank;
 }
+
+/// The ranks a collective spans, on one axis of the row-major device grid:
+/// `size` ranks, `stride` apart in the world (the product of the later
+/// axes' sizes). The world rank w is in the group of the ranks that differ
+/// from it on that axis only, at index (w / stride) % size.
+struct RankGroup {
+  int64_t size, stride;
+
+  int64_t indexOf(int64_t worldRank) const {
+    return worldRank / stride % size;
+  }
+  /// What tells the world's groups apart (MPI_Comm_split's color).
+  int64_t colorOf(int64_t worldRank) const {
+    return worldRank / (stride * size) * stride + worldRank % stride;
+  }
+  /// Checks that the group fits the world: every rank is in one group.
+  void check() const {
+    int64_t world = getWorldSize();
+    if (size < 1 || stride < 1 || world % (size * stride) != 0) {
+      char message[160];
+      std::snprintf(message, sizeof message,
+                    "a group of %lld ranks %lld apart does not tile the MPI "
+                    "world of %lld",
+                    static_cast<long long>(size),
+                    static_cast<long long>(stride),
+                    static_cast<long long>(world));
+      failCollective(message);
+    }
+  }
+};
 
 /// A collective's buffer, which must be contiguous.
 inline Span getCollectiveSpan(const UnrankedMemRef *memref,

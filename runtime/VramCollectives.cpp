@@ -1,12 +1,13 @@
 //===- VramCollectives.cpp - the collectives of per-rank programs, on MPI -===//
 //
 // What a per-rank program's shard collectives bufferize into
-// (lib/Conversion/Collectives): one process per rank, MPI_COMM_WORLD the
-// group (its size must be the grid's, checked on every call). MPI starts on
-// the first call and finalizes at exit, so a program run under `mpirun`
-// needs nothing else. Averages are summed in f32 or f64 and divided once;
-// half-precision data is widened first (MPI has no half types) and rounded
-// once.
+// (lib/Conversion/Collectives): one process per rank of MPI_COMM_WORLD; a
+// collective over one axis of the grid runs on the communicator of that
+// axis's group (MPI_Comm_split, made once per group). MPI starts on the
+// first call and finalizes at exit, so a program run under `mpirun` needs
+// nothing else. Sums and averages are summed in f32 or f64 (averages divided
+// once); half-precision data is widened first (MPI has no half types) and
+// rounded once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <utility>
 #include <vector>
 
 using namespace vram::runtime;
@@ -73,55 +76,75 @@ template <typename T> std::vector<typename T::Wide> widen(Span span) {
   return wide;
 }
 
+/// Writes `sums` into `out`, divided by `divisor`.
 template <typename T>
-void narrowAverage(const std::vector<typename T::Wide> &sums, int64_t ranks,
-                   Span out) {
+void narrow(const std::vector<typename T::Wide> &sums, int64_t divisor,
+            Span out) {
   auto *data = reinterpret_cast<typename T::Stored *>(out.data);
   for (int64_t i = 0; i < out.elements; ++i)
-    data[i] = T::narrow(sums[i] / typename T::Wide(ranks));
+    data[i] = T::narrow(sums[i] / typename T::Wide(divisor));
+}
+
+/// The communicator of `group`, split from the world on first use.
+MPI_Comm communicator(RankGroup group) {
+  static std::map<std::pair<int64_t, int64_t>, MPI_Comm> made;
+  int rank = joinWorld();
+  group.check();
+  if (group.size == getWorldSize())
+    return MPI_COMM_WORLD;
+  auto [it, inserted] =
+      made.try_emplace({group.size, group.stride}, MPI_COMM_NULL);
+  if (inserted)
+    MPI_Comm_split(MPI_COMM_WORLD, int(group.colorOf(rank)),
+                   int(group.indexOf(rank)), &it->second);
+  return it->second;
 }
 
 template <typename T>
-void allReduceAverage(UnrankedMemRef *buffer, int64_t ranks) {
-  joinWorld(ranks);
+void allReduce(UnrankedMemRef *buffer, RankGroup group, bool average) {
+  MPI_Comm comm = communicator(group);
   Span span = getCollectiveSpan(buffer, sizeof(typename T::Stored));
   std::vector<typename T::Wide> sums = widen<T>(span);
   MPI_Allreduce(MPI_IN_PLACE, sums.data(), int(span.elements), T::wideType(),
-                MPI_SUM, MPI_COMM_WORLD);
-  narrowAverage<T>(sums, ranks, span);
+                MPI_SUM, comm);
+  narrow<T>(sums, average ? group.size : 1, span);
 }
 
 template <typename T>
-void allGather(UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {
-  joinWorld(ranks);
+void allGather(UnrankedMemRef *input, UnrankedMemRef *output,
+               RankGroup group) {
+  MPI_Comm comm = communicator(group);
   Span in = getCollectiveSpan(input, sizeof(typename T::Stored));
   Span out = getCollectiveSpan(output, sizeof(typename T::Stored));
-  if (out.elements != in.elements * ranks)
+  if (out.elements != in.elements * group.size)
     failCollective("all-gather: the output is not ranks x the input");
   int bytes = int(in.elements * sizeof(typename T::Stored));
-  MPI_Allgather(in.data, bytes, MPI_BYTE, out.data, bytes, MPI_BYTE,
-                MPI_COMM_WORLD);
+  MPI_Allgather(in.data, bytes, MPI_BYTE, out.data, bytes, MPI_BYTE, comm);
 }
 
 template <typename T>
 void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
-                          int64_t ranks) {
-  joinWorld(ranks);
+                          RankGroup group) {
+  MPI_Comm comm = communicator(group);
   Span in = getCollectiveSpan(input, sizeof(typename T::Stored));
   Span out = getCollectiveSpan(output, sizeof(typename T::Stored));
-  if (in.elements != out.elements * ranks)
+  if (in.elements != out.elements * group.size)
     failCollective("reduce-scatter: the input is not ranks x the output");
   std::vector<typename T::Wide> wide = widen<T>(in);
   std::vector<typename T::Wide> sums(out.elements);
   MPI_Reduce_scatter_block(wide.data(), sums.data(), int(out.elements),
-                           T::wideType(), MPI_SUM, MPI_COMM_WORLD);
-  narrowAverage<T>(sums, ranks, out);
+                           T::wideType(), MPI_SUM, comm);
+  narrow<T>(sums, group.size, out);
 }
 
 } // namespace
 
 extern "C" int64_t vramCollectiveRank(int64_t ranks) {
   return joinWorld(ranks);
+}
+
+extern "C" int64_t vramCollectiveGroupIndex(int64_t size, int64_t stride) {
+  return RankGroup{size, stride}.indexOf(joinWorld());
 }
 
 VRAM_DEFINE_COLLECTIVES(f32, F32)

@@ -4,7 +4,9 @@
 // program's host code links one or the other), on device buffers, through
 // NCCL. One process per rank and GPU (LocalDevice.h picks it); MPI starts
 // the processes and carries the communicator's id from rank 0 to the others.
-// Averages are NCCL's ncclAvg, in the data's type.
+// Averages are NCCL's ncclAvg, in the data's type. A collective over one
+// axis of the grid runs on its group's communicator, split from the world's
+// (ncclCommSplit) on first use.
 //
 // Ordering as for the libraries (VramGpuLibraries.cpp): the host waited for
 // the compute stream before the call; the collective runs on a stream of its
@@ -21,6 +23,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <utility>
 
 using namespace vram::runtime;
 
@@ -44,16 +48,16 @@ void check(ncclResult_t result, const char *call) {
 }
 #define CHECK(call) check((call), #call)
 
-/// This rank's communicator over the world, and the stream collectives run
-/// on; made on first use.
-struct Communicator {
+/// The world's communicator, and the stream collectives run on; made on
+/// first use.
+struct World {
   ncclComm_t comm;
   cudaStream_t stream;
 };
 
-Communicator &communicator(int64_t ranks) {
-  static Communicator made = [ranks] {
-    int rank = joinWorld(ranks);
+World &world() {
+  static World made = [] {
+    int rank = joinWorld(), ranks = getWorldSize();
     int devices = 0;
     CHECK(cudaGetDeviceCount(&devices));
     CHECK(cudaSetDevice(chooseLocalDevice(devices)));
@@ -61,12 +65,28 @@ Communicator &communicator(int64_t ranks) {
     if (rank == 0)
       CHECK(ncclGetUniqueId(&id));
     MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-    Communicator result;
-    CHECK(ncclCommInitRank(&result.comm, int(ranks), id, rank));
+    World result;
+    CHECK(ncclCommInitRank(&result.comm, ranks, id, rank));
     CHECK(cudaStreamCreateWithFlags(&result.stream, cudaStreamNonBlocking));
     return result;
   }();
   return made;
+}
+
+/// The communicator of `group`.
+ncclComm_t communicator(RankGroup group) {
+  static std::map<std::pair<int64_t, int64_t>, ncclComm_t> made;
+  World &w = world();
+  group.check();
+  if (group.size == getWorldSize())
+    return w.comm;
+  auto [it, inserted] = made.try_emplace({group.size, group.stride}, nullptr);
+  if (inserted) {
+    int rank = joinWorld();
+    CHECK(ncclCommSplit(w.comm, int(group.colorOf(rank)),
+                        int(group.indexOf(rank)), &it->second, nullptr));
+  }
+  return it->second;
 }
 
 template <typename T> struct NcclType;
@@ -91,44 +111,54 @@ template <> struct NcclType<BF16Storage> {
 };
 
 template <typename T>
-void allReduceAverage(UnrankedMemRef *buffer, int64_t ranks) {
-  Communicator &c = communicator(ranks);
+void allReduce(UnrankedMemRef *buffer, RankGroup group, bool average) {
+  ncclComm_t comm = communicator(group);
+  cudaStream_t stream = world().stream;
   Span span = getCollectiveSpan(buffer, sizeof(T));
   CHECK(ncclAllReduce(span.data, span.data, size_t(span.elements),
-                      NcclType<T>::value, ncclAvg, c.comm, c.stream));
-  CHECK(cudaStreamSynchronize(c.stream));
+                      NcclType<T>::value, average ? ncclAvg : ncclSum, comm,
+                      stream));
+  CHECK(cudaStreamSynchronize(stream));
 }
 
 template <typename T>
-void allGather(UnrankedMemRef *input, UnrankedMemRef *output, int64_t ranks) {
-  Communicator &c = communicator(ranks);
+void allGather(UnrankedMemRef *input, UnrankedMemRef *output,
+               RankGroup group) {
+  ncclComm_t comm = communicator(group);
+  cudaStream_t stream = world().stream;
   Span in = getCollectiveSpan(input, sizeof(T)),
        out = getCollectiveSpan(output, sizeof(T));
-  if (out.elements != in.elements * ranks)
+  if (out.elements != in.elements * group.size)
     failCollective("all-gather: the output is not ranks x the input");
   CHECK(ncclAllGather(in.data, out.data, size_t(in.elements),
-                      NcclType<T>::value, c.comm, c.stream));
-  CHECK(cudaStreamSynchronize(c.stream));
+                      NcclType<T>::value, comm, stream));
+  CHECK(cudaStreamSynchronize(stream));
 }
 
 template <typename T>
 void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
-                          int64_t ranks) {
-  Communicator &c = communicator(ranks);
+                          RankGroup group) {
+  ncclComm_t comm = communicator(group);
+  cudaStream_t stream = world().stream;
   Span in = getCollectiveSpan(input, sizeof(T)),
        out = getCollectiveSpan(output, sizeof(T));
-  if (in.elements != out.elements * ranks)
+  if (in.elements != out.elements * group.size)
     failCollective("reduce-scatter: the input is not ranks x the output");
   CHECK(ncclReduceScatter(in.data, out.data, size_t(out.elements),
-                          NcclType<T>::value, ncclAvg, c.comm, c.stream));
-  CHECK(cudaStreamSynchronize(c.stream));
+                          NcclType<T>::value, ncclAvg, comm, stream));
+  CHECK(cudaStreamSynchronize(stream));
 }
 
 } // namespace
 
 extern "C" int64_t vramCollectiveRank(int64_t ranks) {
-  communicator(ranks);
-  return joinWorld(ranks);
+  int rank = joinWorld(ranks);
+  world();
+  return rank;
+}
+
+extern "C" int64_t vramCollectiveGroupIndex(int64_t size, int64_t stride) {
+  return RankGroup{size, stride}.indexOf(joinWorld());
 }
 
 VRAM_DEFINE_COLLECTIVES(f32, float)

@@ -94,7 +94,7 @@ def block(b, x, i, mask):
 
 def build(name):
     c = Cfg(**CONFIGS[name])
-    b = Builder(c, weights=f"{name}.weights.bin")
+    b = Builder(c, weights=f"{name}.weights.bin", dtype=WDTYPE)
     wte = b.weight("wte.weight", [c.vocab, c.d])
     x = b.node("Add", [b.node("Gather", [wte, "input_ids"], "/wte"), b.weight("wpe.weight", [c.seq, c.d])], "/embed")
     s = "/causal_mask"
@@ -126,7 +126,7 @@ def check(c, model, weights):
         path = os.path.join(tmp, "model.onnx")
         onnx.save_model(model, path)
         with open(os.path.join(tmp, weights), "wb") as f:
-            f.truncate(params * 2)  # sparse: the checker wants the file to exist
+            f.truncate(params * 4)  # sparse: the checker wants the file to exist
         onnx.checker.check_model(path, full_check=True)
     inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     out = inferred.graph.output[0].type.tensor_type
@@ -138,7 +138,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", choices=sorted(CONFIGS), default="gpt3_175b")
     parser.add_argument("--output", help="default: test/models/kit/<config>.onnx")
+    parser.add_argument("--float32", action="store_true",
+                        help="float32 weights and logits (tests that compare steps to f32 rounding)")
     args = parser.parse_args()
+    if args.float32:
+        global WDTYPE
+        WDTYPE = TensorProto.FLOAT
     c, model, weights = build(args.config)
     params = check(c, model, weights)
     out = args.output or os.path.join(KIT, f"{args.config}.onnx")

@@ -94,8 +94,9 @@ C = Cfg(**LLAMA7B)
 
 
 class Builder:
-    def __init__(self, c, rng=None, weights=WEIGHTS):
+    def __init__(self, c, rng=None, weights=WEIGHTS, dtype=WDTYPE):
         self.c = c
+        self.dtype = dtype  # of every weight: FLOAT16 (or FLOAT)
         self.rng = rng  # numpy Generator: inline random weights (tiny check model); None: external, value-less
         self.weights = weights  # the external data file every initializer points at (never written)
         self.nodes = []
@@ -114,10 +115,10 @@ class Builder:
             return name
         t = TensorProto()
         t.name = name
-        t.data_type = WDTYPE
+        t.data_type = self.dtype
         t.dims.extend(dims)
         t.data_location = TensorProto.EXTERNAL
-        length = math.prod(dims) * 2
+        length = math.prod(dims) * (4 if self.dtype == TensorProto.FLOAT else 2)
         for k, v in (("location", self.weights), ("offset", str(self.offset)), ("length", str(length))):
             e = t.external_data.add()
             e.key, e.value = k, v

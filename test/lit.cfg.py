@@ -75,12 +75,16 @@ if mpirun and os.path.exists(os.path.join(vram_lib_dir, "libvram_collectives.so"
     # LeakSanitizer: Open MPI unloads its components at MPI_Finalize, and
     # their allocations, kept until then, show as leaks of an unknown module
     # that no suppression can name. Every other vram-run test checks leaks.
-    ranks_env = ""
+    # %rank_env runs one rank without mpirun (MPI's singleton) likewise.
+    ranks_env, rank_env = "", ""
     if "detect_leaks=1" in os.environ.get("ASAN_OPTIONS", ""):
-        ranks_env = " -x ASAN_OPTIONS=" + os.environ["ASAN_OPTIONS"].replace(
+        no_leaks = "ASAN_OPTIONS=" + os.environ["ASAN_OPTIONS"].replace(
             "detect_leaks=1", "detect_leaks=0")
+        ranks_env = " -x " + no_leaks
+        rank_env = "env " + no_leaks
     config.substitutions.append(
         ("%mpirun", mpirun + " --oversubscribe --bind-to none -x OMP_NUM_THREADS=1"
          + ranks_env + " -np"))
+    config.substitutions.append(("%rank_env", rank_env))
     llvm_config.with_environment("OMPI_ALLOW_RUN_AS_ROOT", "1")
     llvm_config.with_environment("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")

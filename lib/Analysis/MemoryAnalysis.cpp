@@ -4,6 +4,7 @@
 #include "vram/Analysis/CostModel.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/ONNX/TensorSize.h"
+#include "vram/Dialect/Vram/VramOps.h"
 
 #include "mlir/Analysis/Liveness.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
@@ -39,13 +40,16 @@ static Value getGatherDestination(shard::AllGatherOp gather) {
 Value getAliasedOperand(OpResult result) {
   Operation *op = result.getOwner();
   // Collectives (lib/Parallel): all-reduce works in place; a rank's slice is
-  // a view of the replicated tensor (isViewOf).
+  // a view of the replicated tensor, and so is a tensor-parallel layer's
+  // copy of its input (isViewOf).
   if (auto allReduce = dyn_cast<shard::AllReduceOp>(op))
     return allReduce.getInput().getType() == allReduce.getType()
                ? allReduce.getInput()
                : nullptr;
   if (auto slice = dyn_cast<shard::AllSliceOp>(op))
     return slice.getInput();
+  if (auto copy = dyn_cast<TensorParallelCopyOp>(op))
+    return copy.getInput();
   if (auto gather = dyn_cast<shard::AllGatherOp>(op))
     return getGatherDestination(gather);
   if (auto scatter = dyn_cast<ONNXScatterElementsOp>(op))
@@ -72,6 +76,8 @@ Value getAliasedOperand(OpResult result) {
 bool isViewOf(OpResult result, Value source) {
   if (auto slice = dyn_cast<shard::AllSliceOp>(result.getOwner()))
     return slice.getInput() == source;
+  if (auto copy = dyn_cast<TensorParallelCopyOp>(result.getOwner()))
+    return copy.getInput() == source;
   auto view = dyn_cast<ViewLikeOpInterface>(result.getOwner());
   return view && view.getViewDest() == result && view.getViewSource() == source;
 }

@@ -177,8 +177,14 @@ void DataParallelRewriter::setFlatType(BlockArgument arg, RankedTensorType full,
 
 void DataParallelRewriter::addGrid() {
   auto module = func->getParentOfType<ModuleOp>();
-  if (SymbolTable::lookupSymbolIn(module, VramDialect::kRankGridName))
+  // A tensor-parallel forward pass made the grid: its data axis is ours.
+  if (auto existing = dyn_cast_if_present<shard::GridOp>(
+          SymbolTable::lookupSymbolIn(module, VramDialect::kRankGridName))) {
+    SmallVector<int64_t> shape(existing.getShape());
+    shape[VramDialect::kDataAxis] = options.dataParallel;
+    existing.setShape(shape);
     return;
+  }
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
   auto grid = shard::GridOp::create(
       builder, module.getLoc(),

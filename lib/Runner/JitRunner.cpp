@@ -46,6 +46,20 @@ static FailureOr<TensorSpec> getTensorSpec(func::FuncOp func, Type type,
           attrs ? attrs.getAs<TypeAttr>(VramDialect::kFlatOfAttrName) : nullptr)
     spec.flatOf.emplace(
         llvm::to_vector(cast<RankedTensorType>(flatOf.getValue()).getShape()));
+  if (auto slice = attrs ? attrs.getAs<DictionaryAttr>(
+                               VramDialect::kTensorSliceOfAttrName)
+                         : nullptr)
+  {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(slice.getAs<TypeAttr>("type").getValue())
+            .getShape();
+    ArrayRef<int64_t> parts =
+        slice.getAs<DenseI64ArrayAttr>("parts").asArrayRef();
+    spec.tensorSliceOf = TensorSpec::TensorSlice{
+        {shape.begin(), shape.end()},
+        slice.getAs<IntegerAttr>("axis").getInt(),
+        {parts.begin(), parts.end()}};
+  }
   // A value the caller keeps in host memory is passed like any other: the
   // runner's tensors are host arrays.
   if (auto host = dyn_cast<HostTensorType>(type))
@@ -78,7 +92,7 @@ FailureOr<FunctionSignature> vram::getFunctionSignature(func::FuncOp func) {
   }
   if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
           func, StringAttr::get(func.getContext(), VramDialect::kRankGridName)))
-    signature.ranks = grid.getShape()[VramDialect::kDataAxis];
+    signature.grid = llvm::to_vector(grid.getShape());
   func.walk([&](UpdateOp update) {
     if (!update.getMaster())
       return;
@@ -239,7 +253,7 @@ CompiledFunction::compile(ModuleOp module, llvm::StringRef entry,
   SmallVector<llvm::StringRef, 3> runtime = {VRAM_C_RUNNER_UTILS_PATH,
                                              cpuKernels};
   std::string collectives;
-  if (signature.ranks) {
+  if (signature.grid) {
     collectives = getCollectivesPath();
     runtime.push_back(collectives);
   }

@@ -105,10 +105,12 @@ template <typename... OpTs> void attachGradientModels(MLIRContext *context) {
   (OpTs::template attachInterface<GradientModel<OpTs>>(*context), ...);
 }
 
-/// Each file's ops (registerGradientExternalModels attaches all three).
+/// Each file's ops (registerGradientExternalModels attaches them all; the
+/// collectives' when their dialects load).
 void attachViewGradients(MLIRContext *context);
 void attachElementwiseGradients(MLIRContext *context);
 void attachLayerGradients(MLIRContext *context);
+void attachCollectiveGradients(DialectRegistry &registry);
 
 } // namespace gradient_rules
 } // namespace vram

@@ -3,7 +3,8 @@
 // Every rule builds its gradient from real onnx ops, so the backward pass is
 // analysed, planned and lowered like the forward pass. Each rule keeps the
 // least the math needs (see docs/training.md for the list). The rules are in
-// ViewGradients.cpp, ElementwiseGradients.cpp and LayerGradients.cpp
+// ViewGradients.cpp, ElementwiseGradients.cpp, LayerGradients.cpp and, for
+// the ops that join tensor-parallel ranks, CollectiveGradients.cpp
 // (GradientRules.h).
 //
 //===----------------------------------------------------------------------===//
@@ -24,4 +25,5 @@ void vram::registerGradientExternalModels(DialectRegistry &registry) {
     gradient_rules::attachElementwiseGradients(context);
     gradient_rules::attachLayerGradients(context);
   });
+  gradient_rules::attachCollectiveGradients(registry);
 }

@@ -17,6 +17,7 @@
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/Vram/VramOps.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -380,23 +381,44 @@ void TrainingStepBuilder::recomputeCheapSavedValues(
         !llvm::all_of(op->getOperands(), keptAnyway))
       continue;
     // Backward readers get the copy; forward readers keep the original,
-    // which then dies at the last of them.
-    SmallVector<OpOperand *> backwardUses;
+    // which then dies at the last of them. A tensor-parallel layer reads
+    // the value through vram.tensor_parallel_copy (a view): its backward
+    // readers get a copy of the view of the copy.
+    SmallVector<std::pair<OpOperand *, TensorParallelCopyOp>> backwardUses;
     for (OpResult result : op->getResults())
-      for (OpOperand &use : result.getUses())
+      for (OpOperand &use : result.getUses()) {
         if (isBackwardOp(use.getOwner()))
-          backwardUses.push_back(&use);
+          backwardUses.push_back({&use, nullptr});
+        else if (auto view = dyn_cast<TensorParallelCopyOp>(use.getOwner()))
+          for (OpOperand &viewUse : view->getUses())
+            if (isBackwardOp(viewUse.getOwner()))
+              backwardUses.push_back({&viewUse, view});
+      }
     if (backwardUses.empty())
       continue;
-    Operation *first = backwardUses.front()->getOwner();
-    for (OpOperand *use : backwardUses)
+    Operation *first = backwardUses.front().first->getOwner();
+    for (auto [use, view] : backwardUses)
       if (use->getOwner()->isBeforeInBlock(first))
         first = use->getOwner();
     OpBuilder builder(first);
     Operation *clone = builder.clone(*op);
     setPhase(clone, Phase::Backward);
-    for (OpOperand *use : backwardUses)
-      use->set(clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
+    llvm::DenseMap<Operation *, Operation *> viewClones;
+    for (auto [use, view] : backwardUses) {
+      if (!view) {
+        use->set(
+            clone->getResult(cast<OpResult>(use->get()).getResultNumber()));
+        continue;
+      }
+      Operation *&viewClone = viewClones[view];
+      if (!viewClone) {
+        IRMapping mapping;
+        mapping.map(op->getResults(), clone->getResults());
+        viewClone = builder.clone(*view, mapping);
+        setPhase(viewClone, Phase::Backward);
+      }
+      use->set(viewClone->getResult(0));
+    }
   }
 }
 

@@ -113,9 +113,9 @@ llvm::cl::opt<std::string> train(
 llvm::cl::opt<std::string> parallel(
     "parallel", llvm::cl::value_desc("options"),
     llvm::cl::desc("With --train, analyse (plan, lower) the program of one "
-                   "rank of a parallel run, e.g. --parallel=\"dp=8 zero=3\" "
-                   "(the options of the vram-parallelize pass: dp ranks, ZeRO "
-                   "stage 0-3)"),
+                   "rank of a parallel run, e.g. --parallel=\"dp=8 zero=3 "
+                   "tp=4\" (dp ranks and ZeRO stage 0-3: vram-parallelize's "
+                   "options; tp ranks: vram-tensor-parallel's)"),
     llvm::cl::cat(stepCategory));
 
 llvm::cl::opt<bool> plan(
@@ -246,30 +246,16 @@ importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
   return llvm::MemoryBuffer::getMemBufferCopy(text, path);
 }
 
-/// Adds `pass` configured with `options` (the pass's own option string);
-/// errors name `flag`.
-static LogicalResult addConfiguredPass(OpPassManager &pm,
-                                       std::unique_ptr<Pass> pass,
-                                       llvm::StringRef flag,
-                                       llvm::StringRef options) {
-  if (failed(pass->initializeOptions(options, [&](const llvm::Twine &msg) {
-        llvm::errs() << "error: --" << flag << ": " << msg << "\n";
-        return failure();
-      })))
-    return failure();
-  pm.addPass(std::move(pass));
-  return success();
-}
-
-/// Adds vram-train with --train's options and, with --parallel,
-/// vram-parallelize with its options.
+/// Adds vram-train with --train's options and, with --parallel, the
+/// passes of one rank's program.
 static LogicalResult addTrainPass(OpPassManager &pm) {
-  if (failed(addConfiguredPass(pm, vram::createTrainPass(), "train", train)))
-    return failure();
-  if (!parallel.getNumOccurrences())
-    return success();
-  return addConfiguredPass(pm, vram::createParallelizePass(), "parallel",
-                           parallel);
+  return vram::addTrainingStepPasses(
+      pm, train,
+      parallel.getNumOccurrences() ? std::optional<llvm::StringRef>(parallel)
+                                   : std::nullopt,
+      [](const llvm::Twine &message) {
+        llvm::errs() << "error: " << message << "\n";
+      });
 }
 
 /// What --max-batch evaluates at one batch: `path` imported at `batch`

@@ -41,6 +41,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <numeric>
 #include <unistd.h>
 
 using namespace mlir;
@@ -86,11 +88,11 @@ llvm::cl::opt<std::string> trainOptions(
                    "labels argument is generated like the inputs"));
 llvm::cl::opt<std::string> parallelOptions(
     "parallel", llvm::cl::value_desc("options"),
-    llvm::cl::desc("With --train, run one rank's program of a data-parallel "
-                   "step (vram-parallelize's options, e.g. \"dp=2 zero=3\") "
-                   "under mpirun: each rank takes its rows of the global "
-                   "batch (--batch per rank) and its slices of the "
-                   "generated parameters"));
+    llvm::cl::desc("With --train, run one rank's program of a parallel "
+                   "step (vram-opt's --parallel, e.g. \"dp=2 zero=3 tp=2\") "
+                   "under mpirun: each data-parallel rank takes its rows of "
+                   "the global batch (--batch per rank), each rank its parts "
+                   "of the generated parameters"));
 llvm::cl::opt<unsigned> steps(
     "steps", llvm::cl::init(1),
     llvm::cl::desc("Call @main this many times on the same data, each call "
@@ -196,32 +198,93 @@ readNumberedTensors(llvm::StringRef dir, llvm::StringRef prefix) {
   }
 }
 
-/// What argument `spec` of a per-rank program of `ranks` holds of the whole
-/// step's: data inputs are `ranks` times as many rows (each rank takes its
-/// own), and a sharded parameter or state is part of the tensor `flatOf`.
-static TensorSpec getGlobalSpec(const TensorSpec &spec, int64_t ranks) {
+/// Where this process is on the grid of a per-rank program.
+struct GridPosition {
+  int64_t dataRanks = 1, dataIndex = 0;
+  int64_t tensorRanks = 1, tensorIndex = 0;
+
+  /// World rank `rank` on the row-major `grid`.
+  GridPosition(ArrayRef<int64_t> grid, int64_t rank) {
+    if (grid.empty())
+      return;
+    int64_t later = 1;
+    for (int64_t extent : grid.drop_front())
+      later *= extent;
+    dataRanks = grid[VramDialect::kDataAxis];
+    dataIndex = rank / later % dataRanks;
+    if (grid.size() > size_t(VramDialect::kTensorAxis)) {
+      tensorRanks = grid[VramDialect::kTensorAxis];
+      tensorIndex = rank / (later / tensorRanks) % tensorRanks;
+    }
+  }
+};
+
+/// What argument `spec` of a per-rank program holds of the whole step's:
+/// data inputs are `dataRanks` times as many rows (each data-parallel rank
+/// takes its own); a parameter or state split among tensor-parallel ranks
+/// or sharded flat is part of a whole tensor.
+static TensorSpec getGlobalSpec(const TensorSpec &spec, int64_t dataRanks) {
   TensorSpec global = spec;
-  if (spec.flatOf)
+  if (spec.tensorSliceOf)
+    global.shape.assign(spec.tensorSliceOf->shape.begin(),
+                        spec.tensorSliceOf->shape.end());
+  else if (spec.flatOf)
     global.shape = *spec.flatOf;
   else if (!spec.paramKind && !global.shape.empty())
-    global.shape[0] *= ranks;
+    global.shape[0] *= dataRanks;
   return global;
 }
 
-/// This rank's part of `global` (getGlobalSpec): its rows of a data input,
-/// or its part of the flat layout padded to a multiple of the ranks (all
+/// The tensor-parallel rank `index`'s part of `whole` (of `ranks`): along
+/// the slice's axis, its chunk of every part.
+static HostTensor getTensorSlice(const HostTensor &whole,
+                                 const TensorSpec::TensorSlice &slice,
+                                 int64_t ranks, int64_t index) {
+  SmallVector<int64_t> shape(slice.shape.begin(), slice.shape.end());
+  shape[slice.axis] /= ranks;
+  HostTensor part(whole.kind, shape);
+  size_t elementBytes = getElementByteSize(whole.kind);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < slice.axis; ++d)
+    outer *= slice.shape[d];
+  for (size_t d = slice.axis + 1; d < slice.shape.size(); ++d)
+    inner *= slice.shape[d];
+  int64_t rowBytes = inner * elementBytes;
+  char *out = reinterpret_cast<char *>(part.bytes.data());
+  const char *in = reinterpret_cast<const char *>(whole.bytes.data());
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t offset = 0;
+    for (int64_t size : slice.parts) {
+      int64_t chunk = size / ranks;
+      std::memcpy(out, in + ((o * slice.shape[slice.axis]) + offset +
+                             index * chunk) * rowBytes,
+                  chunk * rowBytes);
+      out += chunk * rowBytes;
+      offset += size;
+    }
+  }
+  return part;
+}
+
+/// This rank's part of `global` (getGlobalSpec): its rows of a data input;
+/// of a parameter or state, its tensor-parallel part, then of that its part
+/// of the flat layout padded to a multiple of the data-parallel ranks (all
 /// of it, or its slice).
 static HostTensor getRankPart(HostTensor global, const TensorSpec &spec,
-                              int64_t ranks, int64_t rank) {
+                              const GridPosition &position) {
+  if (spec.tensorSliceOf)
+    global = getTensorSlice(global, *spec.tensorSliceOf, position.tensorRanks,
+                            position.tensorIndex);
   if (spec.shape == global.shape)
     return global;
   HostTensor part(spec.kind, spec.shape);
   size_t elementBytes = getElementByteSize(spec.kind);
+  int64_t ranks = position.dataRanks;
   int64_t count = part.getNumElements(), total = global.getNumElements();
-  int64_t offset = rank * count;
+  int64_t offset = position.dataIndex * count;
   if (spec.flatOf) {
     int64_t padded = (total + ranks - 1) / ranks * ranks;
-    offset = count == padded ? 0 : rank * count;
+    offset = count == padded ? 0 : position.dataIndex * count;
   }
   int64_t copied = std::clamp<int64_t>(total - offset, 0, count);
   std::memcpy(part.bytes.data(), global.bytes.data() + offset * elementBytes,
@@ -236,15 +299,20 @@ static HostTensor getRankPart(HostTensor global, const TensorSpec &spec,
 static FailureOr<SmallVector<HostTensor>>
 buildArguments(const FunctionSignature &signature,
                const llvm::StringMap<std::optional<ParamKind>> &importedKinds) {
-  int64_t ranks = signature.ranks.value_or(1), rank = 0;
-  if (signature.ranks) {
-    llvm::Expected<int64_t> joined = joinCollectiveGroup(ranks);
+  int64_t rank = 0;
+  if (signature.grid) {
+    llvm::Expected<int64_t> joined = joinCollectiveGroup(
+        std::accumulate(signature.grid->begin(), signature.grid->end(),
+                        int64_t(1), std::multiplies<int64_t>()));
     if (!joined) {
       fail(llvm::toString(joined.takeError()));
       return failure();
     }
     rank = *joined;
   }
+  GridPosition position(signature.grid ? ArrayRef<int64_t>(*signature.grid)
+                                       : ArrayRef<int64_t>(),
+                        rank);
   std::optional<SmallVector<HostTensor>> inputs;
   if (!inputsDir.empty()) {
     auto read = readNumberedTensors(inputsDir, "input");
@@ -288,10 +356,10 @@ buildArguments(const FunctionSignature &signature,
     // Everything is made as the whole step's tensor, then cut to this
     // rank's part: the ranks of a data-parallel run see the data of one
     // big batch and the same parameters.
-    TensorSpec spec = getGlobalSpec(rankSpec, ranks);
+    TensorSpec spec = getGlobalSpec(rankSpec, position.dataRanks);
     auto push = [&, &rankSpec = rankSpec](HostTensor tensor) {
       arguments.push_back(
-          getRankPart(std::move(tensor), rankSpec, ranks, rank));
+          getRankPart(std::move(tensor), rankSpec, position));
     };
     if (!spec.paramKind) {
       ++dataIndex;
@@ -564,23 +632,14 @@ int main(int argc, char **argv) {
   if (trainOptions.getNumOccurrences()) {
     if (gradientCheck)
       differentiateDataInputs(main);
-    std::unique_ptr<Pass> train = createTrainPass();
-    auto reportOptionError = [](const llvm::Twine &message) {
-      return failure(fail("--train: " + message));
-    };
-    if (failed(train->initializeOptions(trainOptions, reportOptionError)))
-      return 1;
     PassManager pm(&context);
-    pm.addPass(std::move(train));
-    if (parallelOptions.getNumOccurrences()) {
-      std::unique_ptr<Pass> parallelize = createParallelizePass();
-      if (failed(parallelize->initializeOptions(
-              parallelOptions, [](const llvm::Twine &message) {
-                return failure(fail("--parallel: " + message));
-              })))
-        return 1;
-      pm.addPass(std::move(parallelize));
-    }
+    if (failed(addTrainingStepPasses(
+            pm, trainOptions,
+            parallelOptions.getNumOccurrences()
+                ? std::optional<llvm::StringRef>(parallelOptions)
+                : std::nullopt,
+            [](const llvm::Twine &message) { fail(message); })))
+      return 1;
     if (failed(pm.run(*module)))
       return 1;
     main = module->lookupSymbol<func::FuncOp>("main");

@@ -26,7 +26,21 @@ struct ParallelOptions {
   /// 1 shards the optimizer state, 2 also the gradients, 3 also the
   /// parameters (FSDP's full sharding).
   int64_t zeroStage = 0;
+  /// Tensor-parallel ranks: each holds its part of the split linear layers
+  /// (parallelizeTensors).
+  int64_t tensorParallel = 1;
 };
+
+/// Rewrites the forward pass `func` (before vram-train) into one
+/// tensor-parallel rank's, Megatron-style: each pair of linear layers with
+/// the attention heads or the MLP's hidden features between them is split
+/// among `ranks` ranks (the first by columns, the second by rows, an
+/// all-reduce <sum> after it), the parameters become the rank's parts
+/// (VramDialect::kTensorSliceOfAttrName) and the layers' replicated inputs
+/// go through vram.tensor_parallel_copy. Adds or widens the grid
+/// (VramDialect::kRankGridName, axis kTensorAxis). An error when no pair is
+/// found.
+mlir::LogicalResult parallelizeTensors(mlir::func::FuncOp func, int64_t ranks);
 
 /// Rewrites the training step `func` (vram-train's output, with an
 /// optimizer) into the program of one data-parallel rank: gradients

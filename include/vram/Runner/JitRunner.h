@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <memory>
+#include <vector>
 
 namespace vram {
 
@@ -36,6 +37,16 @@ struct TensorSpec {
   /// layout, padded to a multiple of the ranks, this argument holds, whole
   /// or this rank's slice.
   std::optional<llvm::SmallVector<int64_t>> flatOf;
+  /// `vram.tensor_slice_of` (tensor-parallel programs): the whole tensor
+  /// this rank holds a part of (before any `flatOf` layout): its shape, the
+  /// split axis and that axis' parts, of each of which the rank holds its
+  /// chunk.
+  struct TensorSlice {
+    std::vector<int64_t> shape;
+    int64_t axis;
+    std::vector<int64_t> parts;
+  };
+  std::optional<TensorSlice> tensorSliceOf;
 
   std::string getTypeString() const;
 };
@@ -43,9 +54,11 @@ struct TensorSpec {
 struct FunctionSignature {
   llvm::SmallVector<TensorSpec> arguments;
   llvm::SmallVector<TensorSpec> results;
-  /// The data-parallel ranks of a per-rank program (vram-parallelize), each
-  /// one process (1 too calls the collectives); none for any other program.
-  std::optional<int64_t> ranks;
+  /// The device grid of a per-rank program (vram-parallelize,
+  /// vram-tensor-parallel), row-major, one process per rank (a grid of 1
+  /// too calls the collectives): ranks along VramDialect::kDataAxis, then
+  /// kTensorAxis; none for any other program.
+  std::optional<llvm::SmallVector<int64_t>> grid;
 };
 
 /// The signature of `func` in host terms. Every argument and result must be

@@ -255,6 +255,34 @@ def TrainPass : Pass<"vram-train", "mlir::ModuleOp"> {
   ];
 }
 
+def TensorParallelPass : Pass<"vram-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Splits the paired linear layers of @main's forward pass "
+                "among tensor-parallel ranks (Megatron-LM)";
+  let description = [{
+    Runs before vram-train, on the forward pass. Each pair of linear layers
+    with only per-feature work between them (an MLP's two projections with
+    the activation, attention's QKV and output projections with the heads)
+    is split among the `tp` ranks: the first by columns (each rank its
+    features, its heads), the second by rows, followed by a
+    `shard.all_reduce <sum>`; the pair's replicated input is read through
+    `vram.tensor_parallel_copy`, whose gradient is the all-reduce of the
+    backward pass. Parameters become the rank's parts
+    (`vram.tensor_slice_of` names the whole). The pairs are found by
+    propagating the split between the layers; what it cannot carry (a
+    normalization over the features, the embedding) stays replicated. See
+    docs/parallel.md.
+
+    ```
+    vram-opt gpt.onnx --train="optimizer=adam precision=master-fp16"         --parallel="tp=8 dp=4 zero=1" --report
+    ```
+  }];
+  let dependentDialects = ["mlir::shard::ShardDialect", "vram::VramDialect"];
+  let options = [
+    Option<"tensorParallel", "tp", "int64_t", /*default=*/"1",
+           "tensor-parallel ranks each linear-layer pair is split among">,
+  ];
+}
+
 def ParallelizePass : Pass<"vram-parallelize", "mlir::ModuleOp"> {
   let summary = "Rewrites the training step @main into the program of one "
                 "rank of a data-parallel run (DDP, ZeRO-1/2/3, FSDP)";

@@ -6,16 +6,19 @@
 // for the GPU: the same functions, `vramCollective*`, `<T>` the element
 // type):
 //
-//   all_reduce <average>   in place: AllReduceAverage_<T>(buffer, ranks)
-//   all_gather             AllGather_<T>(input, new buffer, ranks)
-//   reduce_scatter <avg>   ReduceScatterAverage_<T>(input, new buffer, ranks)
+//   all_reduce <average>   in place: AllReduceAverage_<T>(buffer, group)
+//   all_reduce <sum>       in place: AllReduceSum_<T>(buffer, group)
+//   all_gather             AllGather_<T>(input, new buffer, group)
+//   reduce_scatter <avg>   ReduceScatterAverage_<T>(input, new buffer, group)
 //   all_slice              a subview at this rank's offset:
-//                          vramCollectiveRank(ranks) x the slice's size
+//                          vramCollectiveGroupIndex(group) x the slice's size
 //
+// `group` is two i64: the number of ranks the collective spans (its grid
+// axes) and their stride in the row-major grid, from which the runtime
+// finds the world ranks of this rank's group.
 // Upstream's convert-shard-to-mpi lowers the grid queries, all_reduce and
 // update_halo to the MPI dialect, which has no all-gather or reduce-scatter,
-// and MPI only; one runtime interface serves MPI and NCCL here, over the
-// grid's data axis (the only one in use).
+// and MPI only; one runtime interface serves MPI and NCCL here.
 // Buffers go as unranked memrefs (`llvm.emit_c_interface`): the runtime
 // reads any rank and checks that the data is contiguous.
 //
@@ -39,22 +42,32 @@ using namespace mlir::bufferization;
 namespace vram {
 namespace {
 
-/// The number of ranks a collective spans: the product of its grid axes'
-/// sizes.
-FailureOr<int64_t> getGroupSize(Operation *op, FlatSymbolRefAttr gridName,
-                                ArrayRef<shard::GridAxis> axes) {
+/// The ranks a collective spans: the product of its grid axes' sizes, and
+/// their stride in the row-major grid (the product of the later axes').
+struct RankGroup {
+  int64_t size = 1, stride = 1;
+};
+
+FailureOr<RankGroup> getRankGroup(Operation *op, FlatSymbolRefAttr gridName,
+                                  ArrayRef<shard::GridAxis> axes) {
   auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(op, gridName);
   if (!grid)
     return op->emitError() << "no grid " << gridName;
-  int64_t size = 1;
-  for (shard::GridAxis axis : axes) {
-    int64_t extent = grid.getShape()[axis];
-    if (ShapedType::isDynamic(extent))
-      return op->emitError() << "the grid's axis " << axis
-                             << " must have a static size to be lowered";
-    size *= extent;
-  }
-  return size;
+  ArrayRef<int64_t> shape = grid.getShape();
+  if (llvm::any_of(shape, ShapedType::isDynamic))
+    return op->emitError() << "the grid " << gridName
+                           << " must have a static shape to be lowered";
+  for (auto [i, axis] : llvm::enumerate(axes))
+    if (axis < 0 || axis >= int64_t(shape.size()) ||
+        (i > 0 && axis != axes[i - 1] + 1))
+      return op->emitError() << "a collective's grid axes must be adjacent, "
+                                "in order, to be lowered";
+  RankGroup group;
+  for (shard::GridAxis axis : axes)
+    group.size *= shape[axis];
+  for (int64_t extent : shape.drop_front(axes.empty() ? 0 : axes.back() + 1))
+    group.stride *= extent;
+  return group;
 }
 
 /// `_f32`, `_f16`, `_bf16`, `_f64`: the runtime entry for the element type.
@@ -80,10 +93,19 @@ FailureOr<func::FuncOp> getCallee(Operation *op, StringRef name,
                             takesBuffers, symbols);
 }
 
+/// The group's size and stride, as arguments of a runtime call.
+SmallVector<Value> getGroupArguments(RewriterBase &rewriter, Location loc,
+                                     RankGroup group) {
+  return {arith::ConstantOp::create(rewriter, loc,
+                                    rewriter.getI64IntegerAttr(group.size)),
+          arith::ConstantOp::create(rewriter, loc,
+                                    rewriter.getI64IntegerAttr(group.stride))};
+}
+
 /// Calls the runtime function `name` with `buffers` as unranked memrefs
-/// followed by the group size.
+/// followed by the group.
 LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
-                          ValueRange buffers, int64_t ranks) {
+                          ValueRange buffers, RankGroup group) {
   Location loc = op->getLoc();
   SmallVector<Value> arguments;
   for (Value buffer : buffers) {
@@ -93,8 +115,7 @@ LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
         UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
         buffer));
   }
-  arguments.push_back(arith::ConstantOp::create(
-      rewriter, loc, rewriter.getI64IntegerAttr(ranks)));
+  llvm::append_range(arguments, getGroupArguments(rewriter, loc, group));
   FailureOr<func::FuncOp> callee = getCallee(
       op, name, rewriter.getFunctionType(ValueRange(arguments).getTypes(), {}),
       /*takesBuffers=*/true);
@@ -106,17 +127,17 @@ LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
 
 /// The rank's index in the group, from the runtime.
 FailureOr<Value> getRankIndex(RewriterBase &rewriter, Operation *op,
-                              int64_t ranks) {
+                              RankGroup group) {
   Location loc = op->getLoc();
   Type i64 = rewriter.getI64Type();
-  FailureOr<func::FuncOp> callee =
-      getCallee(op, "vramCollectiveRank", rewriter.getFunctionType(i64, i64),
-                /*takesBuffers=*/false);
+  FailureOr<func::FuncOp> callee = getCallee(
+      op, "vramCollectiveGroupIndex", rewriter.getFunctionType({i64, i64}, i64),
+      /*takesBuffers=*/false);
   if (failed(callee))
     return failure();
-  Value size = arith::ConstantOp::create(rewriter, loc,
-                                         rewriter.getI64IntegerAttr(ranks));
-  Value rank = func::CallOp::create(rewriter, loc, *callee, size).getResult(0);
+  Value rank = func::CallOp::create(rewriter, loc, *callee,
+                                    getGroupArguments(rewriter, loc, group))
+                   .getResult(0);
   return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
                                     rank)
       .getResult();
@@ -142,21 +163,25 @@ struct AllReduceModel
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto allReduce = cast<shard::AllReduceOp>(op);
-    if (allReduce.getReduction() != shard::ReductionKind::Average ||
+    shard::ReductionKind kind = allReduce.getReduction();
+    if ((kind != shard::ReductionKind::Average &&
+         kind != shard::ReductionKind::Sum) ||
         allReduce.getInput().getType() != allReduce.getType())
-      return op->emitError("only an all-reduce <average> in the input's type "
-                           "has a runtime function");
-    FailureOr<int64_t> ranks =
-        getGroupSize(op, allReduce.getGridAttr(), allReduce.getGridAxes());
+      return op->emitError("only an all-reduce <average> or <sum> in the "
+                           "input's type has a runtime function");
+    FailureOr<RankGroup> group =
+        getRankGroup(op, allReduce.getGridAttr(), allReduce.getGridAxes());
     FailureOr<std::string> suffix =
         getTypeSuffix(op, getElementTypeOrSelf(allReduce.getType()));
     FailureOr<Value> buffer =
         getBuffer(rewriter, allReduce.getInput(), options, state);
-    if (failed(ranks) || failed(suffix) || failed(buffer))
+    if (failed(group) || failed(suffix) || failed(buffer))
       return failure();
-    if (failed(callRuntime(rewriter, op,
-                           "vramCollectiveAllReduceAverage" + *suffix, *buffer,
-                           *ranks)))
+    StringRef name = kind == shard::ReductionKind::Sum
+                         ? "vramCollectiveAllReduceSum"
+                         : "vramCollectiveAllReduceAverage";
+    if (failed(callRuntime(rewriter, op, (name + *suffix).str(), *buffer,
+                           *group)))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();
@@ -194,18 +219,18 @@ struct ExchangeModel
     auto type = cast<RankedTensorType>(collective.getType());
     if (type.getRank() != 1)
       return op->emitError("only 1-d collectives have a runtime function");
-    FailureOr<int64_t> ranks =
-        getGroupSize(op, collective.getGridAttr(), collective.getGridAxes());
+    FailureOr<RankGroup> group =
+        getRankGroup(op, collective.getGridAttr(), collective.getGridAxes());
     FailureOr<std::string> suffix = getTypeSuffix(op, type.getElementType());
     FailureOr<Value> input =
         getBuffer(rewriter, collective.getInput(), options, state);
-    if (failed(ranks) || failed(suffix) || failed(input))
+    if (failed(group) || failed(suffix) || failed(input))
       return failure();
     Value output = memref::AllocOp::create(
         rewriter, op->getLoc(),
         MemRefType::get(type.getShape(), type.getElementType()));
     if (failed(callRuntime(rewriter, op, (name + *suffix).str(),
-                           {*input, output}, *ranks)))
+                           {*input, output}, *group)))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, output);
     return success();
@@ -249,14 +274,14 @@ struct AllSliceModel
     auto type = cast<RankedTensorType>(slice.getType());
     if (type.getRank() != 1)
       return op->emitError("only 1-d slices are lowered");
-    FailureOr<int64_t> ranks =
-        getGroupSize(op, slice.getGridAttr(), slice.getGridAxes());
+    FailureOr<RankGroup> group =
+        getRankGroup(op, slice.getGridAttr(), slice.getGridAxes());
     FailureOr<Value> source =
         getBuffer(rewriter, slice.getInput(), options, state);
-    if (failed(ranks) || failed(source))
+    if (failed(group) || failed(source))
       return failure();
     Location loc = op->getLoc();
-    FailureOr<Value> rank = getRankIndex(rewriter, op, *ranks);
+    FailureOr<Value> rank = getRankIndex(rewriter, op, *group);
     if (failed(rank))
       return failure();
     Value extent =

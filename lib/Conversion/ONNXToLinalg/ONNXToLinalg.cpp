@@ -72,7 +72,7 @@ struct ConvertONNXToLinalgPass
     // op that cannot be lowered (below). Absent optional operands are dead
     // once their users are lowered, and erased below.
     target.addLegalOp<ONNXNoValueOp>();
-    target.addIllegalOp<UpdateOp, IncrementOp>();
+    target.addIllegalOp<UpdateOp, IncrementOp, TensorParallelCopyOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
       return typeConverter.isSignatureLegal(func.getFunctionType());
     });

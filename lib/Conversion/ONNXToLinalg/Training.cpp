@@ -2,7 +2,8 @@
 //-------------------------===//
 //
 // The optimizer step vram-train adds: vram.update and vram.increment, in
-// place on the parameters and their state.
+// place on the parameters and their state; and vram.tensor_parallel_copy,
+// which a tensor-parallel step's forward pass reads its input through.
 //
 //===----------------------------------------------------------------------===//
 
@@ -198,10 +199,24 @@ struct IncrementLowering : OpConversionPattern<IncrementOp> {
   }
 };
 
+/// vram.tensor_parallel_copy -> its input: what makes it more than the
+/// input is its gradient, already built.
+struct TensorParallelCopyLowering
+    : OpConversionPattern<TensorParallelCopyOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(TensorParallelCopyOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getInput());
+    return success();
+  }
+};
+
 } // namespace
 
 void vram::populateTrainingOpsToLinalgPatterns(
     const TypeConverter &typeConverter, RewritePatternSet &patterns) {
-  patterns.add<UpdateLowering, IncrementLowering>(typeConverter,
-                                                  patterns.getContext());
+  patterns.add<UpdateLowering, IncrementLowering, TensorParallelCopyLowering>(
+      typeConverter, patterns.getContext());
 }

@@ -105,6 +105,21 @@ LogicalResult VramDialect::verifyRegionArgAttribute(Operation *op,
                                << "' must be a statically shaped tensor type";
     return success();
   }
+  if (name == kTensorSliceOfAttrName) {
+    auto slice = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto type = slice ? slice.getAs<TypeAttr>("type") : nullptr;
+    auto tensor = type ? dyn_cast<RankedTensorType>(type.getValue()) : nullptr;
+    auto axis = slice ? slice.getAs<IntegerAttr>("axis") : nullptr;
+    auto parts = slice ? slice.getAs<DenseI64ArrayAttr>("parts") : nullptr;
+    if (!tensor || !tensor.hasStaticShape() || !axis || !parts ||
+        axis.getInt() < 0 || axis.getInt() >= tensor.getRank() ||
+        llvm::sum_of(parts.asArrayRef()) != tensor.getDimSize(axis.getInt()))
+      return op->emitOpError()
+             << "argument " << argIndex << ": '" << name
+             << "' must be {type = <static tensor type>, axis = <i64>, parts "
+                "= array<i64: ...>} with parts summing to the axis' size";
+    return success();
+  }
   if (name != kParamAttrName)
     return op->emitOpError()
            << "argument " << argIndex << " has unknown attribute '" << name

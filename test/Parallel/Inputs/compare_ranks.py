@@ -5,10 +5,18 @@ rank's output is either the whole tensor, the tensor flattened and padded
 to a multiple of the ranks (its first elements count), or the rank's slice
 of that (the ranks' slices, in rank order, are the padded tensor).
 
-usage: compare_ranks.py SINGLE RANK0 RANK1 ... [--rtol R] [--atol A]
+With --tensor-slices STEP (the per-rank step's MLIR, vram-opt --parallel
+with tp=T), a parameter split among the T tensor-parallel ranks (an argument
+with `vram.tensor_slice_of`), and its optimizer state (outputs named
+`<parameter>.<state>`), is each rank's chunk of every part along the split
+axis: the ranks' chunks are joined back into the whole tensor.
+
+usage: compare_ranks.py SINGLE RANK0 RANK1 ... [--tensor-slices STEP]
+                        [--rtol R] [--atol A]
 Prints `N outputs match` or the first mismatch (and exits 1)."""
 import argparse
 import os
+import re
 import sys
 
 import numpy as np
@@ -31,19 +39,63 @@ def whole(name, single, parts):
     return np.concatenate(parts)[:size]
 
 
+SLICE = re.compile(
+    r'onnx.name = "([^"]+)"[^{}]*vram.tensor_slice_of = \{axis = (\d+) : i64, '
+    r'parts = array<i64: ([\d, ]+)>, type = tensor<([\dx]+)x[a-z]+\d*>\}')
+
+
+def read_slices(path):
+    """{parameter name: (axis, parts, whole shape)} of the step's arguments."""
+    with open(path) as f:
+        text = f.read()
+    return {name: (int(axis), [int(p) for p in parts.split(",")],
+                   [int(d) for d in dims.split("x")])
+            for name, axis, parts, dims in SLICE.findall(text)}
+
+
+def join_tensor_slices(parts, layout):
+    """The whole tensor from the ranks' chunks (flattened) of `layout`."""
+    axis, sizes, shape = layout
+    ranks = len(parts)
+    local = list(shape)
+    local[axis] //= ranks
+    chunks = [part.reshape(local) for part in parts]
+    pieces, offset = [], 0
+    for size in sizes:
+        chunk = size // ranks
+        for c in chunks:
+            pieces.append(np.take(c, range(offset, offset + chunk), axis=axis))
+        offset += chunk
+    return np.concatenate(pieces, axis=axis).reshape(-1)
+
+
+def layout_of(name, slices):
+    """The split of output `name`: its parameter's, or that of the parameter
+    it is the optimizer state of."""
+    for param, layout in slices.items():
+        if name == param or name.startswith(param + "."):
+            return layout
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("single")
     parser.add_argument("ranks", nargs="+")
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--atol", type=float, default=1e-7)
+    parser.add_argument("--tensor-slices")
     args = parser.parse_args()
     single = read_outputs(args.single)
     ranks = [read_outputs(path) for path in args.ranks]
+    slices = read_slices(args.tensor_slices) if args.tensor_slices else {}
     for name, expected in single.items():
         if any(name not in rank for rank in ranks):
             sys.exit(f"'{name}' is missing from a rank's outputs")
-        actual = whole(name, expected, [rank[name] for rank in ranks])
+        parts = [rank[name] for rank in ranks]
+        layout = layout_of(name, slices)
+        actual = (join_tensor_slices(parts, layout) if layout
+                  else whole(name, expected, parts))
         if actual.size != expected.size:
             sys.exit(f"'{name}': {actual.size} elements, expected "
                      f"{expected.size}")

@@ -81,10 +81,20 @@ def Vram_Dialect : Dialect {
     /// argument holds: all of it (a replicated parameter whose size the
     /// ranks do not divide) or this rank's slice of it.
     static constexpr llvm::StringLiteral kFlatOfAttrName = "vram.flat_of";
-    /// The device grid (`shard.grid`) of a per-rank program, and its axis
-    /// over the data-parallel ranks.
+    /// On a parameter of a tensor-parallel program (vram-tensor-parallel):
+    /// which part of the whole parameter this rank holds, a dictionary
+    /// {type = <the whole tensor's type>, axis = <the split axis>,
+    /// parts = array<i64: ...>}: along `axis` the whole tensor is the
+    /// concatenation of `parts`, and the rank holds its chunk (one of as many
+    /// equal chunks as the grid's tensor axis has ranks) of each part.
+    static constexpr llvm::StringLiteral kTensorSliceOfAttrName =
+        "vram.tensor_slice_of";
+    /// The device grid (`shard.grid`) of a per-rank program, row-major, and
+    /// its axes: over the data-parallel ranks, and over the ranks a tensor-
+    /// parallel layer is split among.
     static constexpr llvm::StringLiteral kRankGridName = "ranks";
     static constexpr int16_t kDataAxis = 0;
+    static constexpr int16_t kTensorAxis = 1;
     /// PhaseAttr of a training step's backward and optimizer ops.
     static constexpr llvm::StringLiteral kPhaseAttrName = "vram.phase";
     /// MemoryCategoryAttr of an op: the category of its results.

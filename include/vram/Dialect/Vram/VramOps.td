@@ -232,4 +232,27 @@ def Vram_IncrementOp : Op<Vram_Dialect, "increment", [
   }];
 }
 
+def Vram_TensorParallelCopyOp : Op<Vram_Dialect, "tensor_parallel_copy", [
+    Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "where a tensor-parallel layer reads a replicated tensor";
+  let description = [{
+    Megatron-LM's `f`: the input is the same on every rank of the grid's
+    `grid_axes`, and the ops after it compute each rank's part of a layer
+    split among them (vram-tensor-parallel). In the forward pass it is the
+    input itself (a view). In the backward pass each rank's gradient of the
+    result holds only its part's contribution: the gradient of the input is
+    their sum, a `shard.all_reduce <sum>` over the same axes.
+
+    ```mlir
+    %x1 = vram.tensor_parallel_copy %x on @ranks grid_axes = [1] : tensor<4x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$grid,
+                       DenseI16ArrayAttr:$grid_axes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid `grid_axes` `=` $grid_axes attr-dict `:` type($result)
+  }];
+}
+
 #endif // VRAM_DIALECT_VRAM_VRAMOPS_TD

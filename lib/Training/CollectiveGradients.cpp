@@ -1,0 +1,54 @@
+//===- CollectiveGradients.cpp - gradients across tensor-parallel ranks ---===//
+//
+// A layer split among ranks (vram-tensor-parallel) is entered through
+// vram.tensor_parallel_copy and left through shard.all_reduce <sum>
+// (Megatron-LM's f and g): each is the other's gradient.
+//
+//===----------------------------------------------------------------------===//
+#include "GradientRules.h"
+
+#include "vram/Dialect/Vram/VramDialect.h"
+#include "vram/Dialect/Vram/VramOps.h"
+
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+
+using namespace mlir;
+using namespace vram::gradient_rules;
+
+namespace vram {
+
+/// Each rank's gradient of the copy holds its part's contribution: the
+/// input's gradient is their sum.
+static Gradients gradientOf(TensorParallelCopyOp op, IRBuilding &ir,
+                            ValueRange, ValueRange dY, ArrayRef<bool>) {
+  if (!dY[0])
+    return SmallVector<Value>{Value()};
+  OpBuilder &builder = ir.getBuilder();
+  Value sum = shard::AllReduceOp::create(
+      builder, ir.getLoc(), dY[0].getType(), op.getGridAttr(),
+      op.getGridAxesAttr(), dY[0],
+      shard::ReductionKindAttr::get(op.getContext(),
+                                    shard::ReductionKind::Sum));
+  return SmallVector<Value>{sum};
+}
+
+/// The sum of the ranks' partial results is the same on every rank, and so
+/// is its gradient: each rank's partial result has that gradient.
+static Gradients gradientOf(shard::AllReduceOp op, IRBuilding &, ValueRange,
+                            ValueRange dY, ArrayRef<bool>) {
+  if (op.getReduction() != shard::ReductionKind::Sum)
+    return op.emitError("only an all-reduce <sum> has a gradient rule");
+  return SmallVector<Value>{dY[0]};
+}
+
+void gradient_rules::attachCollectiveGradients(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, VramDialect *) {
+    attachGradientModels<TensorParallelCopyOp>(context);
+  });
+  registry.addExtension(+[](MLIRContext *context, shard::ShardDialect *) {
+    attachGradientModels<shard::AllReduceOp>(context);
+  });
+}
+
+} // namespace vram
