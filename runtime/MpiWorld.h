@@ -86,9 +86,7 @@ inline int joinWorld(int64_t ranks) {
 struct RankGroup {
   int64_t size, stride;
 
-  int64_t indexOf(int64_t worldRank) const {
-    return worldRank / stride % size;
-  }
+  int64_t indexOf(int64_t worldRank) const { return worldRank / stride % size; }
   /// What tells the world's groups apart (MPI_Comm_split's color).
   int64_t colorOf(int64_t worldRank) const {
     return worldRank / (stride * size) * stride + worldRank % stride;

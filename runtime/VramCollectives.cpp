@@ -111,8 +111,7 @@ void allReduce(UnrankedMemRef *buffer, RankGroup group, bool average) {
 }
 
 template <typename T>
-void allGather(UnrankedMemRef *input, UnrankedMemRef *output,
-               RankGroup group) {
+void allGather(UnrankedMemRef *input, UnrankedMemRef *output, RankGroup group) {
   MPI_Comm comm = communicator(group);
   Span in = getCollectiveSpan(input, sizeof(typename T::Stored));
   Span out = getCollectiveSpan(output, sizeof(typename T::Stored));

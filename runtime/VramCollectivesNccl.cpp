@@ -122,8 +122,7 @@ void allReduce(UnrankedMemRef *buffer, RankGroup group, bool average) {
 }
 
 template <typename T>
-void allGather(UnrankedMemRef *input, UnrankedMemRef *output,
-               RankGroup group) {
+void allGather(UnrankedMemRef *input, UnrankedMemRef *output, RankGroup group) {
   ncclComm_t comm = communicator(group);
   cudaStream_t stream = world().stream;
   Span in = getCollectiveSpan(input, sizeof(T)),

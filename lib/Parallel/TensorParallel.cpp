@@ -78,8 +78,9 @@ std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
   DenseIntElementsAttr attr;
   if (!value || !matchPattern(value, m_Constant(&attr)))
     return std::nullopt;
-  return llvm::to_vector(llvm::map_range(
-      attr.getValues<APInt>(), [](const APInt &v) { return v.getSExtValue(); }));
+  return llvm::to_vector(
+      llvm::map_range(attr.getValues<APInt>(),
+                      [](const APInt &v) { return v.getSExtValue(); }));
 }
 
 /// One candidate pair (or group: an MLP's gate and up projections, a
@@ -132,9 +133,8 @@ bool Region::assign(Value value, const Split &split) {
 
 bool Region::sliceParameter(BlockArgument param, const Split &split) {
   RankedTensorType type = getStaticType(param);
-  if (!type || llvm::any_of(split.parts, [&](int64_t p) {
-        return p % ranks != 0;
-      }))
+  if (!type ||
+      llvm::any_of(split.parts, [&](int64_t p) { return p % ranks != 0; }))
     return false;
   auto [it, inserted] = parameters.insert({param, split});
   return inserted || it->second == split;
@@ -203,7 +203,9 @@ bool Region::visitMatMul(ONNXMatMulOp op) {
   RankedTensorType bType = getStaticType(b);
   if (!bType || bType.getRank() < 2)
     return false;
-  auto offsetOf = [&](RankedTensorType t) { return yType.getRank() - t.getRank(); };
+  auto offsetOf = [&](RankedTensorType t) {
+    return yType.getRank() - t.getRank();
+  };
   std::optional<Split> axis = ySplit;
   if (!axis && aSplit)
     axis = aSplit->on(aSplit->axis + offsetOf(aType));
@@ -236,9 +238,9 @@ bool Region::visitBroadcast(Operation *op) {
   for (Value operand : op->getOperands()) {
     std::optional<Split> operandSplit = known(operand);
     if (!split && operandSplit)
-      split = operandSplit->on(operandSplit->axis + type.getRank() -
-                               cast<RankedTensorType>(operand.getType())
-                                   .getRank());
+      split =
+          operandSplit->on(operandSplit->axis + type.getRank() -
+                           cast<RankedTensorType>(operand.getType()).getRank());
   }
   if (!split || !assign(result, *split))
     return false;
@@ -344,10 +346,10 @@ bool Region::visitSplit(ONNXSplitOp op) {
   if (!splitAxis)
     return false;
   if (*splitAxis != axis) {
-    Split same = inSplit ? *inSplit : *known(*llvm::find_if(
-                                          op.getOutputs(), [&](Value v) {
-                                            return known(v).has_value();
-                                          }));
+    Split same = inSplit ? *inSplit
+                         : *known(*llvm::find_if(op.getOutputs(), [&](Value v) {
+                             return known(v).has_value();
+                           }));
     if (!assign(op.getInput(), same))
       return false;
     for (Value output : op.getOutputs())
@@ -355,9 +357,8 @@ bool Region::visitSplit(ONNXSplitOp op) {
         return false;
     return true;
   }
-  if (inSplit && !llvm::all_of(op.getOutputs(), [&](Value v) {
-        return known(v).has_value();
-      })) {
+  if (inSplit && !llvm::all_of(op.getOutputs(),
+                               [&](Value v) { return known(v).has_value(); })) {
     // From the input: each output takes the parts within its extent.
     size_t part = 0;
     for (Value output : op.getOutputs()) {
@@ -403,6 +404,37 @@ bool Region::visitSameSplit(Operation *op) {
     return false;
   };
   auto identity = [](int64_t axis) -> std::optional<int64_t> { return axis; };
+  // Slicing along other axes (rotary embeddings' halves of a head).
+  if (auto slice = dyn_cast<ONNXSliceOp>(op)) {
+    RankedTensorType type = getStaticType(slice.getData());
+    std::optional<SmallVector<int64_t>> axes = getConstantInts(slice.getAxes());
+    if (!type || !axes)
+      return false;
+    auto unsliced = [&](int64_t axis) -> std::optional<int64_t> {
+      for (int64_t sliced : *axes)
+        if ((sliced < 0 ? sliced + type.getRank() : sliced) == axis)
+          return std::nullopt;
+      return axis;
+    };
+    return propagate(slice.getData(), slice.getOutput(), unsliced, unsliced);
+  }
+  // Concatenation along another axis: every input split alike.
+  if (auto concat = dyn_cast<ONNXConcatOp>(op)) {
+    Value result = concat.getConcatResult();
+    RankedTensorType type = getStaticType(result);
+    if (!type)
+      return false;
+    int64_t axis = static_cast<int64_t>(concat.getAxis());
+    axis = axis < 0 ? axis + type.getRank() : axis;
+    std::optional<Split> split = known(result);
+    for (Value input : concat.getInputs())
+      if (!split)
+        split = known(input);
+    if (!split || split->axis == axis || !assign(result, *split))
+      return false;
+    return llvm::all_of(concat.getInputs(),
+                        [&](Value input) { return assign(input, *split); });
+  }
   if (auto transpose = dyn_cast<ONNXTransposeOp>(op)) {
     RankedTensorType type = getStaticType(transpose.getData());
     if (!type)
@@ -410,9 +442,10 @@ bool Region::visitSameSplit(Operation *op) {
     SmallVector<int64_t> perm(type.getRank());
     std::iota(perm.rbegin(), perm.rend(), 0);
     if (transpose.getPerm())
-      perm = llvm::to_vector(llvm::map_range(*transpose.getPerm(), [](Attribute a) {
-        return cast<IntegerAttr>(a).getInt();
-      }));
+      perm = llvm::to_vector(
+          llvm::map_range(*transpose.getPerm(), [](Attribute a) {
+            return cast<IntegerAttr>(a).getInt();
+          }));
     return propagate(
         transpose.getData(), transpose.getTransposed(),
         [&](int64_t axis) -> std::optional<int64_t> {
@@ -514,9 +547,9 @@ void TensorParallelRewriter::commit(const Region &region) {
             context,
             {NamedAttribute(StringAttr::get(context, "type"),
                             TypeAttr::get(whole)),
-             NamedAttribute(StringAttr::get(context, "axis"),
-                            IntegerAttr::get(IntegerType::get(context, 64),
-                                             split.axis)),
+             NamedAttribute(
+                 StringAttr::get(context, "axis"),
+                 IntegerAttr::get(IntegerType::get(context, 64), split.axis)),
              NamedAttribute(StringAttr::get(context, "parts"),
                             DenseI64ArrayAttr::get(context, split.parts))}));
   }
@@ -525,7 +558,8 @@ void TensorParallelRewriter::commit(const Region &region) {
       reshape.getShapeMutable().set(constantInts(
           op, cast<RankedTensorType>(reshape.getType()).getShape()));
     if (auto split = dyn_cast<ONNXSplitOp>(op);
-        split && split.getSplit() && !isa<NoneType>(split.getSplit().getType())) {
+        split && split.getSplit() &&
+        !isa<NoneType>(split.getSplit().getType())) {
       auto axis = static_cast<int64_t>(split.getAxis());
       auto sizes = llvm::map_to_vector(split.getOutputs(), [&](Value v) {
         auto type = cast<RankedTensorType>(v.getType());
@@ -551,8 +585,8 @@ void TensorParallelRewriter::commit(const Region &region) {
 
 void TensorParallelRewriter::addGrid() {
   auto module = func->getParentOfType<ModuleOp>();
-  if (auto existing = SymbolTable::lookupSymbolIn(module,
-                                                  VramDialect::kRankGridName)) {
+  if (auto existing =
+          SymbolTable::lookupSymbolIn(module, VramDialect::kRankGridName)) {
     auto gridOp = cast<shard::GridOp>(existing);
     SmallVector<int64_t> shape(gridOp.getShape());
     shape.resize(std::max<size_t>(shape.size(), VramDialect::kTensorAxis + 1),
@@ -571,9 +605,9 @@ void TensorParallelRewriter::addGrid() {
 
 LogicalResult TensorParallelRewriter::run() {
   if (ranks < 1 || ranks > std::numeric_limits<int32_t>::max())
-    return func.emitError() << "tensor parallelism needs 1 to "
-                            << std::numeric_limits<int32_t>::max()
-                            << " ranks, got " << ranks;
+    return func.emitError()
+           << "tensor parallelism needs 1 to "
+           << std::numeric_limits<int32_t>::max() << " ranks, got " << ranks;
   if (!llvm::hasSingleElement(func.getBody()))
     return func.emitError("tensor parallelism needs a function of one block");
   // Every MatMul with a parameter weight may end a pair: a row layer, its
@@ -593,10 +627,11 @@ LogicalResult TensorParallelRewriter::run() {
       continue;
     Region region(ranks);
     auto input = cast<RankedTensorType>(matmul.getA().getType());
-    if (!region.grow(matmul.getA(), Split{input.getRank() - 1,
-                                          {input.getShape().back()}}))
+    if (!region.grow(matmul.getA(),
+                     Split{input.getRank() - 1, {input.getShape().back()}}))
       continue;
-    if (llvm::any_of(region.ops, [&](Operation *op) { return taken.contains(op); }))
+    if (llvm::any_of(region.ops,
+                     [&](Operation *op) { return taken.contains(op); }))
       continue;
     taken.insert(region.ops.begin(), region.ops.end());
     regions.push_back(std::move(region));

@@ -48,17 +48,16 @@ static FailureOr<TensorSpec> getTensorSpec(func::FuncOp func, Type type,
         llvm::to_vector(cast<RankedTensorType>(flatOf.getValue()).getShape()));
   if (auto slice = attrs ? attrs.getAs<DictionaryAttr>(
                                VramDialect::kTensorSliceOfAttrName)
-                         : nullptr)
-  {
+                         : nullptr) {
     ArrayRef<int64_t> shape =
         cast<RankedTensorType>(slice.getAs<TypeAttr>("type").getValue())
             .getShape();
     ArrayRef<int64_t> parts =
         slice.getAs<DenseI64ArrayAttr>("parts").asArrayRef();
-    spec.tensorSliceOf = TensorSpec::TensorSlice{
-        {shape.begin(), shape.end()},
-        slice.getAs<IntegerAttr>("axis").getInt(),
-        {parts.begin(), parts.end()}};
+    spec.tensorSliceOf =
+        TensorSpec::TensorSlice{{shape.begin(), shape.end()},
+                                slice.getAs<IntegerAttr>("axis").getInt(),
+                                {parts.begin(), parts.end()}};
   }
   // A value the caller keeps in host memory is passed like any other: the
   // runner's tensors are host arrays.

@@ -20,8 +20,8 @@ namespace vram {
 
 /// Each rank's gradient of the copy holds its part's contribution: the
 /// input's gradient is their sum.
-static Gradients gradientOf(TensorParallelCopyOp op, IRBuilding &ir,
-                            ValueRange, ValueRange dY, ArrayRef<bool>) {
+static Gradients gradientOf(TensorParallelCopyOp op, IRBuilding &ir, ValueRange,
+                            ValueRange dY, ArrayRef<bool>) {
   if (!dY[0])
     return SmallVector<Value>{Value()};
   OpBuilder &builder = ir.getBuilder();

@@ -1,7 +1,7 @@
 //===- Parallelize.cpp - vram-parallelize, vram-tensor-parallel -----------===//
 
-#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Parallel/Parallelize.h"
+#include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -58,8 +58,8 @@ struct ParallelizePass
 
 /// Adds `pass` configured with `options`; errors name `flag`.
 static LogicalResult
-addConfiguredPass(OpPassManager &pm, std::unique_ptr<Pass> pass,
-                  StringRef flag, StringRef options,
+addConfiguredPass(OpPassManager &pm, std::unique_ptr<Pass> pass, StringRef flag,
+                  StringRef options,
                   llvm::function_ref<void(const llvm::Twine &)> report) {
   if (failed(pass->initializeOptions(options, [&](const llvm::Twine &msg) {
         report("--" + flag + ": " + msg);
@@ -83,8 +83,8 @@ LogicalResult vram::addTrainingStepPasses(
     (word.starts_with("tp=") ? tensorOptions : dataOptions)
         .append((word + " ").str());
   if (!tensorOptions.empty() &&
-      failed(addConfiguredPass(pm, vram::createTensorParallelPass(),
-                               "parallel", tensorOptions, report)))
+      failed(addConfiguredPass(pm, vram::createTensorParallelPass(), "parallel",
+                               tensorOptions, report)))
     return failure();
   if (failed(addConfiguredPass(pm, vram::createTrainPass(), "train",
                                trainOptions, report)))

@@ -256,8 +256,10 @@ static HostTensor getTensorSlice(const HostTensor &whole,
     int64_t offset = 0;
     for (int64_t size : slice.parts) {
       int64_t chunk = size / ranks;
-      std::memcpy(out, in + ((o * slice.shape[slice.axis]) + offset +
-                             index * chunk) * rowBytes,
+      std::memcpy(out,
+                  in +
+                      ((o * slice.shape[slice.axis]) + offset + index * chunk) *
+                          rowBytes,
                   chunk * rowBytes);
       out += chunk * rowBytes;
       offset += size;
@@ -358,8 +360,7 @@ buildArguments(const FunctionSignature &signature,
     // big batch and the same parameters.
     TensorSpec spec = getGlobalSpec(rankSpec, position.dataRanks);
     auto push = [&, &rankSpec = rankSpec](HostTensor tensor) {
-      arguments.push_back(
-          getRankPart(std::move(tensor), rankSpec, position));
+      arguments.push_back(getRankPart(std::move(tensor), rankSpec, position));
     };
     if (!spec.paramKind) {
       ++dataIndex;

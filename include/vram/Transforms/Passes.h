@@ -25,10 +25,10 @@ std::unique_ptr<mlir::Pass> createPlanPass(const PlanPassOptions &options,
 /// for vram-tensor-parallel, which runs first, on the forward pass; `dp=`
 /// and `zero=` for vram-parallelize, after vram-train), one rank's program.
 /// Errors go to `report`, prefixed by the flag.
-mlir::LogicalResult addTrainingStepPasses(
-    mlir::OpPassManager &pm, llvm::StringRef trainOptions,
-    std::optional<llvm::StringRef> parallelOptions,
-    llvm::function_ref<void(const llvm::Twine &)> report);
+mlir::LogicalResult
+addTrainingStepPasses(mlir::OpPassManager &pm, llvm::StringRef trainOptions,
+                      std::optional<llvm::StringRef> parallelOptions,
+                      llvm::function_ref<void(const llvm::Twine &)> report);
 
 } // namespace vram
 

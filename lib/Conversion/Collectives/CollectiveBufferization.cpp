@@ -180,8 +180,8 @@ struct AllReduceModel
     StringRef name = kind == shard::ReductionKind::Sum
                          ? "vramCollectiveAllReduceSum"
                          : "vramCollectiveAllReduceAverage";
-    if (failed(callRuntime(rewriter, op, (name + *suffix).str(), *buffer,
-                           *group)))
+    if (failed(
+            callRuntime(rewriter, op, (name + *suffix).str(), *buffer, *group)))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();

@@ -201,8 +201,7 @@ struct IncrementLowering : OpConversionPattern<IncrementOp> {
 
 /// vram.tensor_parallel_copy -> its input: what makes it more than the
 /// input is its gradient, already built.
-struct TensorParallelCopyLowering
-    : OpConversionPattern<TensorParallelCopyOp> {
+struct TensorParallelCopyLowering : OpConversionPattern<TensorParallelCopyOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
