@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RankGrid.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/Vram/VramOps.h"
@@ -66,7 +67,6 @@ public:
 
 private:
   LogicalResult check(ArrayRef<UpdateOp> updates);
-  void addGrid();
   void averageLoss();
   void averageGradient(UpdateOp update);
   void shardState(UpdateOp update);
@@ -173,26 +173,6 @@ void DataParallelRewriter::setFlatType(BlockArgument arg, RankedTensorType full,
   arg.setType(type);
   func.setArgAttr(arg.getArgNumber(), VramDialect::kFlatOfAttrName,
                   TypeAttr::get(full));
-}
-
-void DataParallelRewriter::addGrid() {
-  auto module = func->getParentOfType<ModuleOp>();
-  // A tensor-parallel forward pass made the grid: its data axis is ours.
-  if (auto existing = dyn_cast_if_present<shard::GridOp>(
-          SymbolTable::lookupSymbolIn(module, VramDialect::kRankGridName))) {
-    SmallVector<int64_t> shape(existing.getShape());
-    shape[VramDialect::kDataAxis] = options.dataParallel;
-    existing.setShape(shape);
-    return;
-  }
-  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  auto grid = shard::GridOp::create(
-      builder, module.getLoc(),
-      StringAttr::get(context, VramDialect::kRankGridName),
-      builder.getDenseI64ArrayAttr({options.dataParallel}));
-  // Private: once lowering has turned the collectives into runtime calls,
-  // nothing refers to it and symbol-dce drops it.
-  SymbolTable::setSymbolVisibility(grid, SymbolTable::Visibility::Private);
 }
 
 /// The step reports the mean loss over all ranks' micro-batches: the loss
@@ -367,7 +347,8 @@ LogicalResult DataParallelRewriter::run() {
   func.walk([&](UpdateOp update) { updates.push_back(update); });
   if (failed(check(updates)))
     return failure();
-  addGrid();
+  setRankGridAxis(func->getParentOfType<ModuleOp>(), VramDialect::kDataAxis,
+                  options.dataParallel);
   averageLoss();
   for (UpdateOp update : updates) {
     averageGradient(update);

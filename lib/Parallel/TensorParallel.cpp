@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RankGrid.h"
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/Vram/VramOps.h"
 #include "vram/Parallel/Parallelize.h"
@@ -489,7 +490,6 @@ public:
   LogicalResult run();
 
 private:
-  void addGrid();
   void commit(const Region &region);
   RankedTensorType localType(Value value, const Split &split) const;
   Value copyForRanks(Value input);
@@ -583,26 +583,6 @@ void TensorParallelRewriter::commit(const Region &region) {
   }
 }
 
-void TensorParallelRewriter::addGrid() {
-  auto module = func->getParentOfType<ModuleOp>();
-  if (auto existing =
-          SymbolTable::lookupSymbolIn(module, VramDialect::kRankGridName)) {
-    auto gridOp = cast<shard::GridOp>(existing);
-    SmallVector<int64_t> shape(gridOp.getShape());
-    shape.resize(std::max<size_t>(shape.size(), VramDialect::kTensorAxis + 1),
-                 1);
-    shape[VramDialect::kTensorAxis] = ranks;
-    gridOp.setShape(shape);
-    return;
-  }
-  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  auto gridOp = shard::GridOp::create(
-      builder, module.getLoc(),
-      StringAttr::get(context, VramDialect::kRankGridName),
-      builder.getDenseI64ArrayAttr({1, ranks}));
-  SymbolTable::setSymbolVisibility(gridOp, SymbolTable::Visibility::Private);
-}
-
 LogicalResult TensorParallelRewriter::run() {
   if (ranks < 1 || ranks > std::numeric_limits<int32_t>::max())
     return func.emitError()
@@ -643,7 +623,8 @@ LogicalResult TensorParallelRewriter::run() {
               "a parameter whose features, through elementwise ops, "
               "reshapes and attention, reach another MatMul by a parameter, "
               "each part divisible by the ranks)";
-  addGrid();
+  setRankGridAxis(func->getParentOfType<ModuleOp>(), VramDialect::kTensorAxis,
+                  ranks);
   for (const Region &region : regions)
     commit(region);
   func.setType(
