@@ -104,6 +104,7 @@ private:
   bool sliceParameter(BlockArgument param, const Split &split);
   bool visit(Operation *op);
   bool visitMatMul(ONNXMatMulOp op);
+  bool visitGemm(ONNXGemmOp op);
   bool visitBroadcast(Operation *op);
   bool visitReshape(ONNXReshapeOp op);
   bool visitSplit(ONNXSplitOp op);
@@ -155,17 +156,14 @@ bool Region::grow(Value value, const Split &seed) {
       ops.insert(op);
     }
   }
-  // A sliced parameter is sliced for all its uses.
-  for (auto &[param, split] : parameters)
-    for (Operation *user : param.getUsers())
-      if (!ops.contains(user))
-        return false;
   return !columns.empty() && !rows.empty();
 }
 
 bool Region::visit(Operation *op) {
   if (auto matmul = dyn_cast<ONNXMatMulOp>(op))
     return visitMatMul(matmul);
+  if (auto gemm = dyn_cast<ONNXGemmOp>(op))
+    return visitGemm(gemm);
   if (auto reshape = dyn_cast<ONNXReshapeOp>(op))
     return visitReshape(reshape);
   if (auto split = dyn_cast<ONNXSplitOp>(op))
@@ -225,6 +223,36 @@ bool Region::visitMatMul(ONNXMatMulOp op) {
   return assign(y, *axis);
 }
 
+/// nn.Linear exported as a Gemm (2-d input, transB = 1 for PyTorch's
+/// weight layout): a column layer (its bias sliced with the features) or a
+/// row layer (its bias, if any, added after the sum: commit moves it).
+bool Region::visitGemm(ONNXGemmOp op) {
+  BlockArgument weight = getTrainableParameter(op.getB());
+  if (!weight || op.getTransA() != 0 || op.getAlpha().convertToDouble() != 1 ||
+      op.getBeta().convertToDouble() != 1)
+    return false;
+  int64_t features = op.getTransB() ? 0 : 1, inputs = 1 - features;
+  std::optional<Split> aSplit = known(op.getA()), ySplit = known(op.getY());
+  Value bias = op.getC();
+  bool hasBias = bias && !isa<NoneType>(bias.getType());
+  if (ySplit && !aSplit && ySplit->axis == 1) {
+    columns.insert(op);
+    if (hasBias) {
+      BlockArgument biasParam = getTrainableParameter(bias);
+      auto biasType = dyn_cast<RankedTensorType>(bias.getType());
+      if (!biasParam || !biasType || biasType.getRank() != 1 ||
+          !sliceParameter(biasParam, ySplit->on(0)))
+        return false;
+    }
+    return sliceParameter(weight, ySplit->on(features));
+  }
+  if (aSplit && !ySplit && aSplit->axis == 1) {
+    rows.insert(op);
+    return sliceParameter(weight, aSplit->on(inputs));
+  }
+  return false;
+}
+
 /// Elementwise ops with broadcasting: operands that have the split axis
 /// whole are split alike (a parameter is sliced: a bias); operands
 /// broadcast along it (a mask over all heads, a scalar) stay replicated.
@@ -264,8 +292,13 @@ bool Region::visitBroadcast(Operation *op) {
 }
 
 /// The split axis of `from` (dims of one side of a reshape) on the other
-/// side `to`: the outermost dims of the group of dims that reshape into each
-/// other, where every part still divides among the ranks.
+/// side `to`. Within the group of dims that reshape into each other, the
+/// split is written flat: the group's elements in `parts`, each of which
+/// the rank holds its chunk of (the split axis' parts times the dims after
+/// it, repeated for every index of the dims before it: heads merged with
+/// the batch are one part per sample). On the other side, the split axis
+/// is the first dim whose outer dims repeat those parts evenly and whose
+/// chunks stay whole rows of the dims after it.
 std::optional<Split> reshapeSplit(ArrayRef<int64_t> from, ArrayRef<int64_t> to,
                                   const Split &split, int64_t ranks) {
   // The group of dims around the split axis: equal products on both sides.
@@ -285,29 +318,39 @@ std::optional<Split> reshapeSplit(ArrayRef<int64_t> from, ArrayRef<int64_t> to,
     else
       return std::nullopt;
   }
-  int64_t groupFromEnd = i, groupToEnd = j;
-  // The split axis is the outermost dim of its group (leading 1s aside),
-  // and so is the axis it maps to.
+  int64_t groupToEnd = j;
+  int64_t outer = 1, inner = 1;
   for (int64_t k = groupFrom; k < split.axis; ++k)
-    if (from[k] != 1)
-      return std::nullopt;
-  int64_t axis = groupTo;
-  while (axis < groupToEnd && to[axis] == 1)
-    ++axis;
-  if (axis == groupToEnd)
-    return std::nullopt;
-  int64_t inner = 1, innerTo = 1;
-  for (int64_t k = split.axis + 1; k < groupFromEnd; ++k)
+    outer *= from[k];
+  for (int64_t k = split.axis + 1; k < i; ++k)
     inner *= from[k];
-  for (int64_t k = axis + 1; k < groupToEnd; ++k)
-    innerTo *= to[k];
-  Split result{axis, {}};
-  for (int64_t part : split.parts) {
-    if (part * inner % (innerTo * ranks) != 0)
-      return std::nullopt;
-    result.parts.push_back(part * inner / innerTo);
+  SmallVector<int64_t> flat;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t part : split.parts)
+      flat.push_back(part * inner);
+  int64_t toOuter = 1;
+  for (int64_t axis = groupTo; axis < groupToEnd; toOuter *= to[axis++]) {
+    if (to[axis] == 1 || int64_t(flat.size()) % toOuter != 0)
+      continue;
+    int64_t toInner = 1;
+    for (int64_t k = axis + 1; k < groupToEnd; ++k)
+      toInner *= to[k];
+    // The parts of one index of the outer dims, the same for every index.
+    size_t period = flat.size() / toOuter;
+    ArrayRef<int64_t> first = ArrayRef(flat).take_front(period);
+    bool periodic = true;
+    for (size_t k = period; k < flat.size(); ++k)
+      periodic &= flat[k] == first[k % period];
+    if (!periodic || llvm::sum_of(first) != to[axis] * toInner ||
+        llvm::any_of(
+            first, [&](int64_t part) { return part % (toInner * ranks) != 0; }))
+      continue;
+    Split result{axis, {}};
+    for (int64_t part : first)
+      result.parts.push_back(part / toInner);
+    return result;
   }
-  return result;
+  return std::nullopt;
 }
 
 bool Region::visitReshape(ONNXReshapeOp op) {
@@ -405,6 +448,72 @@ bool Region::visitSameSplit(Operation *op) {
     return false;
   };
   auto identity = [](int64_t axis) -> std::optional<int64_t> { return axis; };
+  // Broadcasting along other axes (grouped-query attention's K and V
+  // repeated for the query heads of each).
+  if (auto expand = dyn_cast<ONNXExpandOp>(op)) {
+    RankedTensorType in = getStaticType(expand.getInput()),
+                     out = getStaticType(expand.getOutput());
+    if (!in || !out)
+      return false;
+    int64_t offset = out.getRank() - in.getRank();
+    return propagate(
+        expand.getInput(), expand.getOutput(),
+        [&](int64_t axis) -> std::optional<int64_t> { return axis + offset; },
+        [&](int64_t axis) -> std::optional<int64_t> {
+          if (axis < offset ||
+              in.getDimSize(axis - offset) != out.getDimSize(axis))
+            return std::nullopt;
+          return axis - offset;
+        });
+  }
+  // Unit dims inserted: the split axis moves past them.
+  if (auto unsqueeze = dyn_cast<ONNXUnsqueezeOp>(op)) {
+    RankedTensorType out = getStaticType(unsqueeze.getExpanded());
+    std::optional<SmallVector<int64_t>> axes =
+        getConstantInts(unsqueeze.getAxes());
+    if (!out || !axes)
+      return false;
+    SmallVector<int64_t> kept; // the output axis of each input axis
+    for (int64_t axis = 0; axis < out.getRank(); ++axis)
+      if (llvm::none_of(*axes, [&](int64_t inserted) {
+            return (inserted < 0 ? inserted + out.getRank() : inserted) == axis;
+          }))
+        kept.push_back(axis);
+    return propagate(
+        unsqueeze.getData(), unsqueeze.getExpanded(),
+        [&](int64_t axis) -> std::optional<int64_t> { return kept[axis]; },
+        [&](int64_t axis) -> std::optional<int64_t> {
+          auto it = llvm::find(kept, axis);
+          if (it == kept.end())
+            return std::nullopt;
+          return it - kept.begin();
+        });
+  }
+  // Selecting along another axis by constant indices (the Q, K and V of
+  // nn.MultiheadAttention's packed projection).
+  if (auto gather = dyn_cast<ONNXGatherOp>(op)) {
+    RankedTensorType data = getStaticType(gather.getData()),
+                     indices = getStaticType(gather.getIndices());
+    if (!data || !indices || !matchPattern(gather.getIndices(), m_Constant()))
+      return false;
+    auto gathered = static_cast<int64_t>(gather.getAxis());
+    gathered = gathered < 0 ? gathered + data.getRank() : gathered;
+    int64_t added = indices.getRank() - 1;
+    return propagate(
+        gather.getData(), gather.getOutput(),
+        [&](int64_t axis) -> std::optional<int64_t> {
+          if (axis == gathered)
+            return std::nullopt;
+          return axis < gathered ? axis : axis + added;
+        },
+        [&](int64_t axis) -> std::optional<int64_t> {
+          if (axis < gathered)
+            return axis;
+          if (axis <= gathered + added)
+            return std::nullopt;
+          return axis - added;
+        });
+  }
   // Slicing along other axes (rotary embeddings' halves of a head).
   if (auto slice = dyn_cast<ONNXSliceOp>(op)) {
     RankedTensorType type = getStaticType(slice.getData());
@@ -501,6 +610,7 @@ private:
   FlatSymbolRefAttr grid;
   DenseI16ArrayAttr tensorAxis;
   DenseMap<Value, Value> copies;
+  DenseSet<BlockArgument> slicedParameters;
 };
 
 } // namespace
@@ -539,6 +649,9 @@ void TensorParallelRewriter::commit(const Region &region) {
   for (auto [value, split] : region.splits)
     value.setType(localType(value, split));
   for (auto [param, split] : region.parameters) {
+    // Shared by regions (dropRegionsOfPartlySlicedParameters): once.
+    if (!slicedParameters.insert(param).second)
+      continue;
     auto whole = cast<RankedTensorType>(param.getType());
     param.setType(localType(param, split));
     func.setArgAttr(
@@ -568,10 +681,8 @@ void TensorParallelRewriter::commit(const Region &region) {
       split.getSplitMutable().assign(constantInts(op, sizes));
     }
   }
-  for (Operation *op : region.columns) {
-    auto matmul = cast<ONNXMatMulOp>(op);
-    matmul.getAMutable().set(copyForRanks(matmul.getA()));
-  }
+  for (Operation *op : region.columns)
+    op->setOperand(0, copyForRanks(op->getOperand(0)));
   for (Operation *op : region.rows) {
     OpBuilder builder(context);
     builder.setInsertionPointAfter(op);
@@ -579,7 +690,55 @@ void TensorParallelRewriter::commit(const Region &region) {
     auto sum = shard::AllReduceOp::create(
         builder, op->getLoc(), partial.getType(), grid, tensorAxis, partial,
         shard::ReductionKindAttr::get(context, shard::ReductionKind::Sum));
-    partial.replaceAllUsesExcept(sum, sum);
+    Value result = sum;
+    // Each rank would add a Gemm's bias to its partial sum: added once,
+    // after it.
+    if (auto gemm = dyn_cast<ONNXGemmOp>(op);
+        gemm && !isa<NoneType>(gemm.getC().getType())) {
+      Value bias = gemm.getC();
+      OpBuilder before(op);
+      gemm.getCMutable().assign(ONNXNoValueOp::create(before, op->getLoc()));
+      result = ONNXAddOp::create(builder, op->getLoc(), partial.getType(), sum,
+                                 bias);
+    }
+    partial.replaceAllUsesExcept(result, sum);
+  }
+}
+
+/// A parameter is sliced for all its uses, alike, or not at all: drops the
+/// regions that slice one that another use (outside any region, or in a
+/// region that slices it otherwise) reads whole, until none does. Exporters
+/// share one initializer among layers whose initial values are equal
+/// (PyTorch's dynamo export of nn.TransformerEncoder's copied layers): its
+/// uses are then in several regions.
+static void dropRegionsOfPartlySlicedParameters(std::vector<Region> &regions) {
+  bool dropped = true;
+  while (dropped) {
+    dropped = false;
+    DenseMap<BlockArgument, std::optional<Split>> sliceOf;
+    DenseSet<Operation *> slicedUsers;
+    for (const Region &region : regions)
+      for (auto [param, split] : region.parameters) {
+        auto [it, inserted] = sliceOf.try_emplace(param, split);
+        if (!inserted && it->second && !(*it->second == split))
+          it->second = std::nullopt;
+        for (Operation *user : param.getUsers())
+          if (region.ops.contains(user))
+            slicedUsers.insert(user);
+      }
+    auto whole = [&](BlockArgument param) {
+      return !sliceOf.lookup(param) ||
+             llvm::any_of(param.getUsers(), [&](Operation *user) {
+               return !slicedUsers.contains(user);
+             });
+    };
+    llvm::erase_if(regions, [&](const Region &region) {
+      bool drop = llvm::any_of(region.parameters, [&](const auto &entry) {
+        return whole(entry.first);
+      });
+      dropped |= drop;
+      return drop;
+    });
   }
 }
 
@@ -592,23 +751,26 @@ LogicalResult TensorParallelRewriter::run() {
     return func.emitError("tensor parallelism needs a function of one block");
   // Every MatMul with a parameter weight may end a pair: a row layer, its
   // input split along the contraction axis.
-  SmallVector<ONNXMatMulOp> candidates;
-  func.walk([&](ONNXMatMulOp matmul) {
-    auto weight = getTrainableParameter(matmul.getB());
-    auto input = getStaticType(matmul.getA());
+  SmallVector<Operation *> candidates;
+  func.walk([&](Operation *op) {
+    if (!isa<ONNXMatMulOp, ONNXGemmOp>(op))
+      return;
+    auto weight = getTrainableParameter(op->getOperand(1));
+    auto input = getStaticType(op->getOperand(0));
     if (weight && input && input.getRank() >= 2 &&
         cast<RankedTensorType>(weight.getType()).getRank() == 2)
-      candidates.push_back(matmul);
+      candidates.push_back(op);
   });
   DenseSet<Operation *> taken;
   std::vector<Region> regions;
-  for (ONNXMatMulOp matmul : candidates) {
-    if (taken.contains(matmul))
+  for (Operation *candidate : candidates) {
+    if (taken.contains(candidate))
       continue;
     Region region(ranks);
-    auto input = cast<RankedTensorType>(matmul.getA().getType());
-    if (!region.grow(matmul.getA(),
-                     Split{input.getRank() - 1, {input.getShape().back()}}))
+    Value input = candidate->getOperand(0);
+    auto inputType = cast<RankedTensorType>(input.getType());
+    if (!region.grow(input, Split{inputType.getRank() - 1,
+                                  {inputType.getShape().back()}}))
       continue;
     if (llvm::any_of(region.ops,
                      [&](Operation *op) { return taken.contains(op); }))
@@ -616,6 +778,7 @@ LogicalResult TensorParallelRewriter::run() {
     taken.insert(region.ops.begin(), region.ops.end());
     regions.push_back(std::move(region));
   }
+  dropRegionsOfPartlySlicedParameters(regions);
   if (regions.empty())
     return func.emitError()
            << "tensor parallelism over " << ranks
