@@ -59,15 +59,22 @@ struct Split {
   Split on(int64_t otherAxis) const { return {otherAxis, parts}; }
 };
 
-/// The parameter a value is, if it is a trainable one.
-BlockArgument getTrainableParameter(Value value) {
+/// The parameter or buffer (`vram.param`) a value is, if it is one.
+BlockArgument getParameter(Value value,
+                           std::optional<ParamKind> only = std::nullopt) {
   auto arg = dyn_cast<BlockArgument>(value);
   if (!arg)
     return nullptr;
   auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
   std::optional<ParamKind> kind =
       func ? getParamKind(func, arg.getArgNumber()) : std::nullopt;
-  return kind == ParamKind::Trainable ? arg : nullptr;
+  return kind && (!only || kind == only) ? arg : nullptr;
+}
+
+/// The trainable parameter a value is, if it is one: the weights of linear
+/// layers.
+BlockArgument getTrainableParameter(Value value) {
+  return getParameter(value, ParamKind::Trainable);
 }
 
 RankedTensorType getStaticType(Value value) {
@@ -125,9 +132,12 @@ bool Region::assign(Value value, const Split &split) {
       llvm::sum_of(split.parts) != type.getDimSize(split.axis) ||
       llvm::any_of(split.parts, [&](int64_t p) { return p % ranks != 0; }))
     return false;
-  // Only values of the function's body: an input is the same on every rank.
-  if (isa<BlockArgument>(value))
-    return false;
+  // A parameter or buffer is sliced (a bias, a relative position table);
+  // an input is the same on every rank.
+  if (isa<BlockArgument>(value)) {
+    BlockArgument param = getParameter(value);
+    return param && sliceParameter(param, split);
+  }
   splits.insert({value, split});
   worklist.push_back(value);
   return true;
@@ -280,11 +290,6 @@ bool Region::visitBroadcast(Operation *op) {
     int64_t axis = split->axis - (type.getRank() - operandType.getRank());
     if (axis < 0 || operandType.getDimSize(axis) == 1)
       continue;
-    if (BlockArgument param = getTrainableParameter(operand)) {
-      if (!sliceParameter(param, split->on(axis)))
-        return false;
-      continue;
-    }
     if (!assign(operand, split->on(axis)))
       return false;
   }
@@ -489,12 +494,36 @@ bool Region::visitSameSplit(Operation *op) {
           return it - kept.begin();
         });
   }
-  // Selecting along another axis by constant indices (the Q, K and V of
-  // nn.MultiheadAttention's packed projection).
+  // Unit dims removed: the split axis moves back past them.
+  if (auto squeeze = dyn_cast<ONNXSqueezeOp>(op)) {
+    RankedTensorType in = getStaticType(squeeze.getData());
+    std::optional<SmallVector<int64_t>> axes =
+        getConstantInts(squeeze.getAxes());
+    if (!in || !axes)
+      return false;
+    SmallVector<int64_t> kept; // the input axis of each output axis
+    for (int64_t axis = 0; axis < in.getRank(); ++axis)
+      if (llvm::none_of(*axes, [&](int64_t removed) {
+            return (removed < 0 ? removed + in.getRank() : removed) == axis;
+          }))
+        kept.push_back(axis);
+    return propagate(
+        squeeze.getData(), squeeze.getSqueezed(),
+        [&](int64_t axis) -> std::optional<int64_t> {
+          auto it = llvm::find(kept, axis);
+          if (it == kept.end())
+            return std::nullopt;
+          return it - kept.begin();
+        },
+        [&](int64_t axis) -> std::optional<int64_t> { return kept[axis]; });
+  }
+  // Selecting along another axis (the Q, K and V of nn.MultiheadAttention's
+  // packed projection; a relative position table's rows): the indices,
+  // never split, are the same on every rank.
   if (auto gather = dyn_cast<ONNXGatherOp>(op)) {
     RankedTensorType data = getStaticType(gather.getData()),
                      indices = getStaticType(gather.getIndices());
-    if (!data || !indices || !matchPattern(gather.getIndices(), m_Constant()))
+    if (!data || !indices || known(gather.getIndices()))
       return false;
     auto gathered = static_cast<int64_t>(gather.getAxis());
     gathered = gathered < 0 ? gathered + data.getRank() : gathered;
