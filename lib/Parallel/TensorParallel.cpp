@@ -471,51 +471,33 @@ bool Region::visitSameSplit(Operation *op) {
           return axis - offset;
         });
   }
-  // Unit dims inserted: the split axis moves past them.
-  if (auto unsqueeze = dyn_cast<ONNXUnsqueezeOp>(op)) {
-    RankedTensorType out = getStaticType(unsqueeze.getExpanded());
+  // Unit dims inserted or removed at constant `axes` (of the side with
+  // them): the split axis moves past them.
+  if (isa<ONNXUnsqueezeOp, ONNXSqueezeOp>(op)) {
+    bool inserts = isa<ONNXUnsqueezeOp>(op);
+    Value in = op->getOperand(0), out = op->getResult(0);
+    RankedTensorType withUnits = getStaticType(inserts ? out : in);
     std::optional<SmallVector<int64_t>> axes =
-        getConstantInts(unsqueeze.getAxes());
-    if (!out || !axes)
+        getConstantInts(op->getOperand(1));
+    if (!withUnits || !axes)
       return false;
-    SmallVector<int64_t> kept; // the output axis of each input axis
-    for (int64_t axis = 0; axis < out.getRank(); ++axis)
-      if (llvm::none_of(*axes, [&](int64_t inserted) {
-            return (inserted < 0 ? inserted + out.getRank() : inserted) == axis;
+    SmallVector<int64_t> kept; // per axis of the side without the units
+    for (int64_t axis = 0; axis < withUnits.getRank(); ++axis)
+      if (llvm::none_of(*axes, [&](int64_t unit) {
+            return (unit < 0 ? unit + withUnits.getRank() : unit) == axis;
           }))
         kept.push_back(axis);
-    return propagate(
-        unsqueeze.getData(), unsqueeze.getExpanded(),
-        [&](int64_t axis) -> std::optional<int64_t> { return kept[axis]; },
-        [&](int64_t axis) -> std::optional<int64_t> {
-          auto it = llvm::find(kept, axis);
-          if (it == kept.end())
-            return std::nullopt;
-          return it - kept.begin();
-        });
-  }
-  // Unit dims removed: the split axis moves back past them.
-  if (auto squeeze = dyn_cast<ONNXSqueezeOp>(op)) {
-    RankedTensorType in = getStaticType(squeeze.getData());
-    std::optional<SmallVector<int64_t>> axes =
-        getConstantInts(squeeze.getAxes());
-    if (!in || !axes)
-      return false;
-    SmallVector<int64_t> kept; // the input axis of each output axis
-    for (int64_t axis = 0; axis < in.getRank(); ++axis)
-      if (llvm::none_of(*axes, [&](int64_t removed) {
-            return (removed < 0 ? removed + in.getRank() : removed) == axis;
-          }))
-        kept.push_back(axis);
-    return propagate(
-        squeeze.getData(), squeeze.getSqueezed(),
-        [&](int64_t axis) -> std::optional<int64_t> {
-          auto it = llvm::find(kept, axis);
-          if (it == kept.end())
-            return std::nullopt;
-          return it - kept.begin();
-        },
-        [&](int64_t axis) -> std::optional<int64_t> { return kept[axis]; });
+    auto toUnits = [&](int64_t axis) -> std::optional<int64_t> {
+      return kept[axis];
+    };
+    auto fromUnits = [&](int64_t axis) -> std::optional<int64_t> {
+      auto it = llvm::find(kept, axis);
+      if (it == kept.end())
+        return std::nullopt;
+      return it - kept.begin();
+    };
+    return inserts ? propagate(in, out, toUnits, fromUnits)
+                   : propagate(in, out, fromUnits, toUnits);
   }
   // Selecting along another axis (the Q, K and V of nn.MultiheadAttention's
   // packed projection; a relative position table's rows): the indices,
