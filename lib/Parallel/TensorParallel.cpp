@@ -471,6 +471,19 @@ bool Region::visitSameSplit(Operation *op) {
           return axis - offset;
         });
   }
+  // Dropout: the output and its mask split as the data (each rank draws
+  // the mask of its part, as Megatron's per-rank RNG does).
+  if (auto dropout = dyn_cast<ONNXDropoutOp>(op)) {
+    Value mask = dropout.getMask();
+    bool hasMask = !isa<NoneType>(mask.getType());
+    if (hasMask)
+      if (std::optional<Split> s = known(mask))
+        if (!assign(dropout.getData(), *s))
+          return false;
+    if (!propagate(dropout.getData(), dropout.getOutput(), identity, identity))
+      return false;
+    return !hasMask || assign(mask, *known(dropout.getData()));
+  }
   // Unit dims inserted or removed at constant `axes` (of the side with
   // them): the split axis moves past them.
   if (isa<ONNXUnsqueezeOp, ONNXSqueezeOp>(op)) {
