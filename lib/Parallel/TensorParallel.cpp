@@ -82,13 +82,10 @@ RankedTensorType getStaticType(Value value) {
   return type && type.hasStaticShape() ? type : nullptr;
 }
 
-std::optional<SmallVector<int64_t>> getConstantInts(Value value) {
-  DenseIntElementsAttr attr;
-  if (!value || !matchPattern(value, m_Constant(&attr)))
-    return std::nullopt;
-  return llvm::to_vector(
-      llvm::map_range(attr.getValues<APInt>(),
-                      [](const APInt &v) { return v.getSExtValue(); }));
+/// `axis` of a tensor of `rank` counted from the front. ONNX's I64Attr
+/// getters return the bits unsigned: callers pass them as they are.
+int64_t nonNegativeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
 }
 
 /// One candidate pair (or group: an MLP's gate and up projections, a
@@ -144,9 +141,9 @@ bool Region::assign(Value value, const Split &split) {
 }
 
 bool Region::sliceParameter(BlockArgument param, const Split &split) {
-  RankedTensorType type = getStaticType(param);
-  if (!type ||
-      llvm::any_of(split.parts, [&](int64_t p) { return p % ranks != 0; }))
+  // The split's parts divide among the ranks: they were checked where the
+  // split was assigned to the value the parameter is sliced with.
+  if (!getStaticType(param))
     return false;
   auto [it, inserted] = parameters.insert({param, split});
   return inserted || it->second == split;
@@ -382,9 +379,7 @@ bool Region::visitSplit(ONNXSplitOp op) {
   RankedTensorType in = getStaticType(op.getInput());
   if (!in)
     return false;
-  // I64Attr getters return the bits unsigned.
-  int64_t axis = static_cast<int64_t>(op.getAxis());
-  axis = axis < 0 ? axis + in.getRank() : axis;
+  int64_t axis = nonNegativeAxis(op.getAxis(), in.getRank());
   std::optional<Split> inSplit = known(op.getInput());
   std::optional<int64_t> splitAxis;
   if (inSplit)
@@ -497,7 +492,7 @@ bool Region::visitSameSplit(Operation *op) {
     SmallVector<int64_t> kept; // per axis of the side without the units
     for (int64_t axis = 0; axis < withUnits.getRank(); ++axis)
       if (llvm::none_of(*axes, [&](int64_t unit) {
-            return (unit < 0 ? unit + withUnits.getRank() : unit) == axis;
+            return nonNegativeAxis(unit, withUnits.getRank()) == axis;
           }))
         kept.push_back(axis);
     auto toUnits = [&](int64_t axis) -> std::optional<int64_t> {
@@ -520,8 +515,7 @@ bool Region::visitSameSplit(Operation *op) {
                      indices = getStaticType(gather.getIndices());
     if (!data || !indices || known(gather.getIndices()))
       return false;
-    auto gathered = static_cast<int64_t>(gather.getAxis());
-    gathered = gathered < 0 ? gathered + data.getRank() : gathered;
+    int64_t gathered = nonNegativeAxis(gather.getAxis(), data.getRank());
     int64_t added = indices.getRank() - 1;
     return propagate(
         gather.getData(), gather.getOutput(),
@@ -546,7 +540,7 @@ bool Region::visitSameSplit(Operation *op) {
       return false;
     auto unsliced = [&](int64_t axis) -> std::optional<int64_t> {
       for (int64_t sliced : *axes)
-        if ((sliced < 0 ? sliced + type.getRank() : sliced) == axis)
+        if (nonNegativeAxis(sliced, type.getRank()) == axis)
           return std::nullopt;
       return axis;
     };
@@ -558,8 +552,7 @@ bool Region::visitSameSplit(Operation *op) {
     RankedTensorType type = getStaticType(result);
     if (!type)
       return false;
-    int64_t axis = static_cast<int64_t>(concat.getAxis());
-    axis = axis < 0 ? axis + type.getRank() : axis;
+    int64_t axis = nonNegativeAxis(concat.getAxis(), type.getRank());
     std::optional<Split> split = known(result);
     for (Value input : concat.getInputs())
       if (!split)
@@ -590,10 +583,10 @@ bool Region::visitSameSplit(Operation *op) {
   // Softmax and LogSoftmax normalize along `axis`: not the split one.
   if (isa<ONNXSoftmaxOp, ONNXLogSoftmaxOp>(op)) {
     int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
-    auto axis = static_cast<int64_t>(
-        isa<ONNXSoftmaxOp>(op) ? cast<ONNXSoftmaxOp>(op).getAxis()
-                               : cast<ONNXLogSoftmaxOp>(op).getAxis());
-    axis = axis < 0 ? axis + rank : axis;
+    int64_t axis = nonNegativeAxis(isa<ONNXSoftmaxOp>(op)
+                                       ? cast<ONNXSoftmaxOp>(op).getAxis()
+                                       : cast<ONNXLogSoftmaxOp>(op).getAxis(),
+                                   rank);
     auto notNormalized = [axis](int64_t split) -> std::optional<int64_t> {
       if (split == axis)
         return std::nullopt;
@@ -697,10 +690,10 @@ void TensorParallelRewriter::commit(const Region &region) {
     if (auto split = dyn_cast<ONNXSplitOp>(op);
         split && split.getSplit() &&
         !isa<NoneType>(split.getSplit().getType())) {
-      auto axis = static_cast<int64_t>(split.getAxis());
       auto sizes = llvm::map_to_vector(split.getOutputs(), [&](Value v) {
         auto type = cast<RankedTensorType>(v.getType());
-        return type.getDimSize(axis < 0 ? axis + type.getRank() : axis);
+        return type.getDimSize(
+            nonNegativeAxis(split.getAxis(), type.getRank()));
       });
       split.getSplitMutable().assign(constantInts(op, sizes));
     }

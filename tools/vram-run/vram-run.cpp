@@ -203,19 +203,21 @@ struct GridPosition {
   int64_t dataRanks = 1, dataIndex = 0;
   int64_t tensorRanks = 1, tensorIndex = 0;
 
-  /// World rank `rank` on the row-major `grid`.
+  /// World rank `rank` on the row-major `grid`: along each axis, its index
+  /// among that axis' ranks (which are the product of the later axes'
+  /// sizes apart).
   GridPosition(ArrayRef<int64_t> grid, int64_t rank) {
-    if (grid.empty())
-      return;
-    int64_t later = 1;
-    for (int64_t extent : grid.drop_front())
-      later *= extent;
-    dataRanks = grid[VramDialect::kDataAxis];
-    dataIndex = rank / later % dataRanks;
-    if (grid.size() > size_t(VramDialect::kTensorAxis)) {
-      tensorRanks = grid[VramDialect::kTensorAxis];
-      tensorIndex = rank / (later / tensorRanks) % tensorRanks;
-    }
+    auto place = [&](size_t axis, int64_t &ranks, int64_t &index) {
+      if (axis >= grid.size())
+        return;
+      int64_t stride = 1;
+      for (int64_t extent : grid.drop_front(axis + 1))
+        stride *= extent;
+      ranks = grid[axis];
+      index = rank / stride % ranks;
+    };
+    place(VramDialect::kDataAxis, dataRanks, dataIndex);
+    place(VramDialect::kTensorAxis, tensorRanks, tensorIndex);
   }
 };
 
