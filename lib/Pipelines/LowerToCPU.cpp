@@ -53,11 +53,13 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Matmuls and convolutions -> BLAS; the rest -> a function per loop
-  // nest, vector code along the innermost loop where it runs along memory,
-  // scalar loops otherwise -> CFG.
+  // nest, the large ones split among OpenMP's threads, vector code along
+  // the innermost loop where it runs along memory, scalar loops otherwise
+  // -> CFG.
   pm.addPass(createCallLibraryKernelsPass());
   pm.addPass(createCopiesToLinalgPass());
   pm.addPass(createOutlineLinalgOpsPass());
+  pm.addPass(createParallelizeLinalgOpsPass());
   pm.addPass(createVectorizeLinalgOpsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
@@ -82,6 +84,7 @@ void vram::buildLowerToCPUPipeline(OpPassManager &pm, llvm::StringRef entry) {
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
