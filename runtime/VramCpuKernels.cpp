@@ -36,29 +36,41 @@ int getThreads() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
 /// C[m x n] += op(A) op(B), row-major, where op(A) = A[m x k], or A^T with A
 /// stored k x m where `transA`, and op(B) = B[k x n], or B^T with B stored
 /// n x k where `transB`. BLAS runs on one thread (JitRunner.cpp); a large
-/// product is split by columns of C between OpenMP's threads, so that one
-/// pool of threads serves the kernels (two pools waiting for each other
-/// took the cores from each other).
+/// product is split between OpenMP's threads, so that one pool of threads
+/// serves the kernels (two pools waiting for each other took the cores from
+/// each other): by columns of C in blocks of a multiple of 16 (a cache
+/// line), or by rows where C has too few columns to go round (a late
+/// layer's convolution over 7 x 7 positions of one image).
 void accumulateProduct(const float *a, const float *b, float *c, int64_t m,
                        int64_t n, int64_t k, bool transA = false,
                        bool transB = false) {
   if (m == 0 || n == 0)
     return;
   int64_t lda = transA ? m : k, ldb = transB ? k : n;
-  auto product = [&](int64_t first, int64_t columns) {
+  auto product = [&](int64_t firstRow, int64_t rows, int64_t firstColumn,
+                     int64_t columns) {
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                transB ? CblasTrans : CblasNoTrans, m, columns, k, 1.0f, a, lda,
-                b + (transB ? first * ldb : first), ldb, 1.0f, c + first, n);
+                transB ? CblasTrans : CblasNoTrans, rows, columns, k, 1.0f,
+                a + (transA ? firstRow : firstRow * lda), lda,
+                b + (transB ? firstColumn * ldb : firstColumn), ldb, 1.0f,
+                c + firstRow * n + firstColumn, n);
   };
   int64_t threads = getThreads();
-  if (threads == 1 || m * n * k < kParallelProductSize || n < 32 * threads)
-    return product(0, n);
-  // Column blocks of a multiple of 16 (a cache line of C).
-  int64_t block = (n + threads - 1) / threads;
+  bool byColumns = n >= 32 * threads, byRows = m >= 16 * threads;
+  if (threads == 1 || m * n * k < kParallelProductSize ||
+      (!byColumns && !byRows))
+    return product(0, m, 0, n);
+  int64_t extent = byColumns ? n : m;
+  int64_t block = (extent + threads - 1) / threads;
   block = (block + 15) / 16 * 16;
 #pragma omp parallel for schedule(static)
-  for (int64_t first = 0; first < n; first += block)
-    product(first, std::min(block, n - first));
+  for (int64_t first = 0; first < extent; first += block) {
+    int64_t size = std::min(block, extent - first);
+    if (byColumns)
+      product(0, m, first, size);
+    else
+      product(first, size, 0, n);
+  }
 }
 
 /// The sizes and steps of one convolution with up to three spatial dims

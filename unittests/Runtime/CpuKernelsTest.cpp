@@ -2,14 +2,17 @@
 //
 // The grouped convolution kernel has paths of its own for depthwise filters
 // (rows specialised by kernel size and stride, a generic loop for the rest,
-// images spread over threads) and for dense ones (im2col and GEMM); each is
-// compared with the convolution's definition, summed in double.
+// images spread over threads) and for dense ones (im2col and GEMM), and a
+// large product is split among threads by columns or by rows; each is
+// compared with the op's definition, summed in double.
 //
 //===----------------------------------------------------------------------===//
 
 #include "VramCpuKernels.h"
 
 #include "gtest/gtest.h"
+
+#include <omp.h>
 
 #include <cmath>
 #include <random>
@@ -113,6 +116,46 @@ TEST(CpuKernelsTest, DepthwiseGenericLoop) {
 TEST(CpuKernelsTest, GroupedAndDenseThroughGemm) {
   checkGroupedConv({2, 2, 3, 4, 9, 10, 3, 3, 2, 1});
   checkGroupedConv({2, 1, 6, 5, 8, 8, 1, 1, 1, 1});
+}
+
+/// Runs linalg.matmul's kernel on random m x k and k x n operands (stored
+/// transposed where asked) and a random C, with four threads whatever the
+/// machine has, and checks C += op(A) op(B) element by element.
+void checkMatmul(int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
+  std::mt19937 random(11);
+  int64_t aSizes[2] = {transA ? k : m, transA ? m : k};
+  int64_t bSizes[2] = {transB ? n : k, transB ? k : n};
+  Tensor<2> a(aSizes, random), b(bSizes, random);
+  Tensor<2> c({m, n}, random);
+  std::vector<float> initial = c.values;
+  int threads = omp_get_max_threads();
+  omp_set_num_threads(4);
+  _mlir_ciface_vram_matmul_f32(&a.descriptor, &b.descriptor, &c.descriptor,
+                               transA, transB);
+  omp_set_num_threads(threads);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double expected = initial[i * n + j];
+      for (int64_t p = 0; p < k; ++p)
+        expected += double(a.values[transA ? p * m + i : i * k + p]) *
+                    b.values[transB ? j * k + p : p * n + j];
+      ASSERT_NEAR(c.values[i * n + j], expected, 1e-3)
+          << "at (" << i << ", " << j << ")";
+    }
+}
+
+TEST(CpuKernelsTest, ProductsSplitAmongThreads) {
+  // Over 2^21 multiply-adds: 128 x 160 x 160 = 3,276,800 by columns (160
+  // columns, four blocks of 48, the last 16), transposes included; a
+  // convolution's 7 x 7 positions (49 columns, too few for four threads)
+  // by rows: 960 rows in blocks of 240.
+  for (bool transA : {false, true})
+    for (bool transB : {false, true})
+      checkMatmul(128, 160, 160, transA, transB);
+  checkMatmul(960, 49, 160, false, false);
+  checkMatmul(960, 49, 160, true, true);
+  // Below 2^21 (one thread).
+  checkMatmul(31, 17, 13, true, false);
 }
 
 } // namespace
