@@ -29,6 +29,10 @@ namespace {
 /// threads' start costs more than they save.
 constexpr int64_t kParallelProductSize = int64_t(1) << 21;
 
+/// im2col matrices smaller than this many elements are unfolded on one
+/// thread.
+constexpr int64_t kParallelUnfoldSize = int64_t(1) << 16;
+
 /// The threads a loop over independent work gets here: all of OpenMP's,
 /// or one inside a loop that already runs on them.
 int getThreads() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
@@ -218,9 +222,11 @@ void convolveImage(const float *image, const float *filter, float *output,
       taps == 1 && s.stride[0] == 1 && s.stride[1] == 1 && s.stride[2] == 1;
   if (!pointwise) {
     unfolded.resize(rows * columns);
-    float *column = unfolded.data();
     int64_t plane = s.in[1] * s.in[2];
-    for (int64_t c = 0; c < s.channels; ++c)
+    // One channel's taps x positions; the channels on threads of their own
+    // when this image is the only work (a batch of one).
+    auto unfoldChannel = [&](int64_t c) {
+      float *column = unfolded.data() + c * taps * columns;
       for (int64_t kd = 0; kd < s.kernel[0]; ++kd)
         for (int64_t kh = 0; kh < s.kernel[1]; ++kh)
           for (int64_t kw = 0; kw < s.kernel[2]; ++kw)
@@ -234,6 +240,11 @@ void convolveImage(const float *image, const float *filter, float *output,
                 for (int64_t ow = 0; ow < s.out[2]; ++ow)
                   *column++ = row[ow * s.stride[2]];
               }
+    };
+    bool shared = getThreads() > 1 && rows * columns >= kParallelUnfoldSize;
+#pragma omp parallel for schedule(static) if (shared)
+    for (int64_t c = 0; c < s.channels; ++c)
+      unfoldChannel(c);
     image = unfolded.data();
   }
   accumulateProduct(filter, image, output, s.features, columns, rows);

@@ -43,14 +43,22 @@ template <int Rank> struct Tensor {
   }
 };
 
+/// Four OpenMP threads while in scope, whatever the machine has, so that
+/// the kernels' paths for several threads run everywhere.
+struct FourThreads {
+  int previous = omp_get_max_threads();
+  FourThreads() { omp_set_num_threads(4); }
+  ~FourThreads() { omp_set_num_threads(previous); }
+};
+
 struct GroupedConv {
   int64_t batch, groups, channels, features, height, width, kernelH, kernelW,
       stride, dilation;
 };
 
 /// Runs linalg.conv_2d_ngchw_gfchw's kernel on random data (the output
-/// starting random too: the kernel accumulates) and checks every output
-/// element against the definition.
+/// starting random too: the kernel accumulates) on four threads and checks
+/// every output element against the definition.
 void checkGroupedConv(const GroupedConv &c) {
   std::mt19937 random(7);
   int64_t outH = (c.height - c.dilation * (c.kernelH - 1) - 1) / c.stride + 1;
@@ -60,9 +68,12 @@ void checkGroupedConv(const GroupedConv &c) {
                    random);
   Tensor<5> output({c.batch, c.groups, c.features, outH, outW}, random);
   std::vector<float> initial = output.values;
-  _mlir_ciface_vram_conv2d_ngchw_gfchw_f32(
-      &input.descriptor, &filter.descriptor, &output.descriptor, c.stride,
-      c.stride, c.dilation, c.dilation);
+  {
+    FourThreads threads;
+    _mlir_ciface_vram_conv2d_ngchw_gfchw_f32(
+        &input.descriptor, &filter.descriptor, &output.descriptor, c.stride,
+        c.stride, c.dilation, c.dilation);
+  }
 
   int64_t index = 0;
   for (int64_t n = 0; n < c.batch; ++n)
@@ -116,6 +127,10 @@ TEST(CpuKernelsTest, DepthwiseGenericLoop) {
 TEST(CpuKernelsTest, GroupedAndDenseThroughGemm) {
   checkGroupedConv({2, 2, 3, 4, 9, 10, 3, 3, 2, 1});
   checkGroupedConv({2, 1, 6, 5, 8, 8, 1, 1, 1, 1});
+  // One image: its im2col matrix (16 channels x 9 taps x 30 x 30
+  // positions = 129,600 elements, over 2^16) unfolded by channels on the
+  // threads.
+  checkGroupedConv({1, 1, 16, 8, 32, 32, 3, 3, 1, 1});
 }
 
 /// Runs linalg.matmul's kernel on random m x k and k x n operands (stored
@@ -128,11 +143,11 @@ void checkMatmul(int64_t m, int64_t n, int64_t k, bool transA, bool transB) {
   Tensor<2> a(aSizes, random), b(bSizes, random);
   Tensor<2> c({m, n}, random);
   std::vector<float> initial = c.values;
-  int threads = omp_get_max_threads();
-  omp_set_num_threads(4);
-  _mlir_ciface_vram_matmul_f32(&a.descriptor, &b.descriptor, &c.descriptor,
-                               transA, transB);
-  omp_set_num_threads(threads);
+  {
+    FourThreads threads;
+    _mlir_ciface_vram_matmul_f32(&a.descriptor, &b.descriptor, &c.descriptor,
+                                 transA, transB);
+  }
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double expected = initial[i * n + j];
