@@ -553,10 +553,14 @@ static std::string describeFloorParts(const planner::PlanningGraph &graph,
          formatExactBytes(floor.footprint) + " B " + where;
 }
 
-/// Whether plan `a` beats plan `b`: less time, then a lower peak.
+/// Whether plan `a` beats plan `b`: less time, then a lower peak. Times
+/// within a part in 10^9 are equal: the same ops summed in another order
+/// differ in the last bits, and a reordered schedule with no recomputation
+/// won over the program order on that rounding alone, at a higher peak.
 static bool isBetter(const planner::Plan &a, const planner::Plan &b) {
-  if (a.simulation.totalTime != b.simulation.totalTime)
-    return a.simulation.totalTime < b.simulation.totalTime;
+  double timeA = a.simulation.totalTime, timeB = b.simulation.totalTime;
+  if (std::abs(timeA - timeB) > 1e-9 * std::max(timeA, timeB))
+    return timeA < timeB;
   return a.simulation.peakBytes < b.simulation.peakBytes;
 }
 
