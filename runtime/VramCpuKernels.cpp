@@ -4,11 +4,13 @@
 // (transposed operands included), linalg.batch_matmul, the 1-d, 2-d and 3-d
 // linalg convolutions (conv_1d_ncw_fcw, conv_2d_nchw_fchw,
 // conv_3d_ncdhw_fcdhw) and the grouped linalg.conv_2d_ngchw_gfchw on the CPU
-// path, on CBLAS (OpenBLAS from Debian). They take memref descriptors as
-// MLIR's C interface passes them (`_mlir_ciface_<name>`, a pointer per memref)
-// and, like the linalg ops they replace, accumulate into the output. The pass
-// only calls them on contiguous row-major memrefs (the identity layout), so
-// sizes are all they read of the strides.
+// path, on CBLAS (OpenBLAS from Debian); each convolution also as a `_bias`
+// variant that sets the output to a bias per feature before accumulating. They
+// take memref descriptors as MLIR's C interface passes them
+// (`_mlir_ciface_<name>`, a pointer per memref) and, like the linalg ops they
+// replace, accumulate into the output. The pass only calls them on contiguous
+// row-major memrefs (the identity layout), so sizes are all they read of the
+// strides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -259,16 +261,31 @@ std::vector<float> &unfoldScratch() {
   return unfolded;
 }
 
+/// Sets each of one image's F output rows to its feature's bias: the
+/// features on threads of their own when this image is the only work.
+void writeBias(const float *bias, float *output, const ConvShape &s) {
+  int64_t columns = s.out[0] * s.out[1] * s.out[2];
+  bool shared = getThreads() > 1 && s.outputSize() >= kParallelUnfoldSize;
+#pragma omp parallel for schedule(static) if (shared)
+  for (int64_t f = 0; f < s.features; ++f)
+    std::fill_n(output + f * columns, columns, bias[f]);
+}
+
 /// Convolves `images` consecutive images into consecutive outputs, image i
-/// with the filters of group i % `groups` (consecutive too). The images are
-/// spread over the threads when there are enough of them to go round;
-/// otherwise each image's product is.
+/// with the filters of group i % `groups` (consecutive too); with a `bias`
+/// (groups x F values), each output is set to its group's bias first
+/// instead of accumulated into. The images are spread over the threads when
+/// there are enough of them to go round; otherwise each image's product is.
 void convolveImages(const float *input, const float *filter, float *output,
-                    const ConvShape &s, int64_t images, int64_t groups = 1) {
+                    const ConvShape &s, int64_t images, int64_t groups = 1,
+                    const float *bias = nullptr) {
   auto convolve = [&](int64_t i) {
+    float *out = output + i * s.outputSize();
+    if (bias)
+      writeBias(bias + i % groups * s.features, out, s);
     convolveImage(input + i * s.imageSize(),
-                  filter + i % groups * s.filterSize(),
-                  output + i * s.outputSize(), s, unfoldScratch());
+                  filter + i % groups * s.filterSize(), out, s,
+                  unfoldScratch());
   };
   if (images >= getThreads()) {
 #pragma omp parallel for schedule(static)
@@ -281,16 +298,33 @@ void convolveImages(const float *input, const float *filter, float *output,
 }
 
 /// A convolution over a batch: input N x C x <Spatial>, filter
-/// F x C x <kernel>, output N x F x <out>, one image at a time.
+/// F x C x <kernel>, output N x F x <out>, one image at a time; with a
+/// bias of F values, the output is set to it first.
 template <int Spatial>
 void convolveBatch(MemRef<Spatial + 2> *input, MemRef<Spatial + 2> *filter,
                    MemRef<Spatial + 2> *output, const int64_t *strides,
-                   const int64_t *dilations) {
+                   const int64_t *dilations, MemRef<1> *bias = nullptr) {
   convolveImages(input->data(), filter->data(), output->data(),
                  makeConvShape<Spatial>(input->sizes[1], filter->sizes[0],
                                         input->sizes + 2, filter->sizes + 2,
                                         output->sizes + 2, strides, dilations),
-                 input->sizes[0]);
+                 input->sizes[0], /*groups=*/1, bias ? bias->data() : nullptr);
+}
+
+/// linalg.conv_2d_ngchw_gfchw: input N x G x C x H x W, filter
+/// G x F x C x KH x KW, output N x G x F x OH x OW, one image of one group
+/// at a time; with a bias of G x F values, the output is set to it first.
+void convolveGroups(MemRef<5> *input, MemRef<5> *filter, MemRef<5> *output,
+                    int64_t strideH, int64_t strideW, int64_t dilationH,
+                    int64_t dilationW, MemRef<1> *bias = nullptr) {
+  int64_t groups = input->sizes[1];
+  int64_t strides[] = {strideH, strideW}, dilations[] = {dilationH, dilationW};
+  convolveImages(input->data(), filter->data(), output->data(),
+                 makeConvShape<2>(input->sizes[2], filter->sizes[1],
+                                  input->sizes + 3, filter->sizes + 3,
+                                  output->sizes + 3, strides, dilations),
+                 input->sizes[0] * groups, groups,
+                 bias ? bias->data() : nullptr);
 }
 
 } // namespace
@@ -323,6 +357,14 @@ void _mlir_ciface_vram_conv1d_ncw_fcw_f32(MemRef<3> *input, MemRef<3> *filter,
   convolveBatch<1>(input, filter, output, &stride, &dilation);
 }
 
+void _mlir_ciface_vram_conv1d_ncw_fcw_bias_f32(MemRef<3> *input,
+                                               MemRef<3> *filter,
+                                               MemRef<3> *output,
+                                               MemRef<1> *bias, int64_t stride,
+                                               int64_t dilation) {
+  convolveBatch<1>(input, filter, output, &stride, &dilation, bias);
+}
+
 /// linalg.conv_2d_nchw_fchw: input N x C x H x W, filter F x C x KH x KW.
 void _mlir_ciface_vram_conv2d_nchw_fchw_f32(MemRef<4> *input, MemRef<4> *filter,
                                             MemRef<4> *output, int64_t strideH,
@@ -330,6 +372,13 @@ void _mlir_ciface_vram_conv2d_nchw_fchw_f32(MemRef<4> *input, MemRef<4> *filter,
                                             int64_t dilationW) {
   int64_t strides[] = {strideH, strideW}, dilations[] = {dilationH, dilationW};
   convolveBatch<2>(input, filter, output, strides, dilations);
+}
+
+void _mlir_ciface_vram_conv2d_nchw_fchw_bias_f32(
+    MemRef<4> *input, MemRef<4> *filter, MemRef<4> *output, MemRef<1> *bias,
+    int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW) {
+  int64_t strides[] = {strideH, strideW}, dilations[] = {dilationH, dilationW};
+  convolveBatch<2>(input, filter, output, strides, dilations, bias);
 }
 
 /// linalg.conv_3d_ncdhw_fcdhw: input N x C x D x H x W, filter
@@ -343,19 +392,28 @@ void _mlir_ciface_vram_conv3d_ncdhw_fcdhw_f32(
   convolveBatch<3>(input, filter, output, strides, dilations);
 }
 
-/// linalg.conv_2d_ngchw_gfchw, a grouped convolution: input
-/// N x G x C x H x W, filter G x F x C x KH x KW, output N x G x F x OH x OW,
-/// one image of one group at a time (a depthwise convolution has C = 1).
+void _mlir_ciface_vram_conv3d_ncdhw_fcdhw_bias_f32(
+    MemRef<5> *input, MemRef<5> *filter, MemRef<5> *output, MemRef<1> *bias,
+    int64_t strideD, int64_t strideH, int64_t strideW, int64_t dilationD,
+    int64_t dilationH, int64_t dilationW) {
+  int64_t strides[] = {strideD, strideH, strideW},
+          dilations[] = {dilationD, dilationH, dilationW};
+  convolveBatch<3>(input, filter, output, strides, dilations, bias);
+}
+
+/// linalg.conv_2d_ngchw_gfchw, a grouped convolution (a depthwise one has
+/// C = 1).
 void _mlir_ciface_vram_conv2d_ngchw_gfchw_f32(
     MemRef<5> *input, MemRef<5> *filter, MemRef<5> *output, int64_t strideH,
     int64_t strideW, int64_t dilationH, int64_t dilationW) {
-  int64_t groups = input->sizes[1];
-  int64_t strides[] = {strideH, strideW}, dilations[] = {dilationH, dilationW};
-  convolveImages(input->data(), filter->data(), output->data(),
-                 makeConvShape<2>(input->sizes[2], filter->sizes[1],
-                                  input->sizes + 3, filter->sizes + 3,
-                                  output->sizes + 3, strides, dilations),
-                 input->sizes[0] * groups, groups);
+  convolveGroups(input, filter, output, strideH, strideW, dilationH, dilationW);
+}
+
+void _mlir_ciface_vram_conv2d_ngchw_gfchw_bias_f32(
+    MemRef<5> *input, MemRef<5> *filter, MemRef<5> *output, MemRef<1> *bias,
+    int64_t strideH, int64_t strideW, int64_t dilationH, int64_t dilationW) {
+  convolveGroups(input, filter, output, strideH, strideW, dilationH, dilationW,
+                 bias);
 }
 
 } // extern "C"

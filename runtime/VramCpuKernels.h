@@ -45,6 +45,27 @@ void _mlir_ciface_vram_conv2d_ngchw_gfchw_f32(vram::cpu::MemRef<5> *input,
                                               int64_t strideH, int64_t strideW,
                                               int64_t dilationH,
                                               int64_t dilationW);
+// The convolutions with the output set to a bias per feature (groups x
+// features for the grouped one) before they accumulate.
+void _mlir_ciface_vram_conv1d_ncw_fcw_bias_f32(vram::cpu::MemRef<3> *input,
+                                               vram::cpu::MemRef<3> *filter,
+                                               vram::cpu::MemRef<3> *output,
+                                               vram::cpu::MemRef<1> *bias,
+                                               int64_t stride,
+                                               int64_t dilation);
+void _mlir_ciface_vram_conv2d_nchw_fchw_bias_f32(
+    vram::cpu::MemRef<4> *input, vram::cpu::MemRef<4> *filter,
+    vram::cpu::MemRef<4> *output, vram::cpu::MemRef<1> *bias, int64_t strideH,
+    int64_t strideW, int64_t dilationH, int64_t dilationW);
+void _mlir_ciface_vram_conv3d_ncdhw_fcdhw_bias_f32(
+    vram::cpu::MemRef<5> *input, vram::cpu::MemRef<5> *filter,
+    vram::cpu::MemRef<5> *output, vram::cpu::MemRef<1> *bias, int64_t strideD,
+    int64_t strideH, int64_t strideW, int64_t dilationD, int64_t dilationH,
+    int64_t dilationW);
+void _mlir_ciface_vram_conv2d_ngchw_gfchw_bias_f32(
+    vram::cpu::MemRef<5> *input, vram::cpu::MemRef<5> *filter,
+    vram::cpu::MemRef<5> *output, vram::cpu::MemRef<1> *bias, int64_t strideH,
+    int64_t strideW, int64_t dilationH, int64_t dilationW);
 }
 
 #endif // VRAM_RUNTIME_VRAMCPUKERNELS_H

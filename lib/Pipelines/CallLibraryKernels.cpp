@@ -16,6 +16,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace vram {
 #define GEN_PASS_DEF_CALLLIBRARYKERNELSPASS
@@ -68,14 +69,17 @@ getTransposes(linalg::MatmulOp matmul) {
 }
 
 namespace {
-/// A kernel, named without its library's prefix, and the integers it takes
-/// after the buffers.
+/// A kernel, named without its library's prefix and element type suffix,
+/// and the integers it takes after the buffers.
 struct KernelCall {
   StringRef name;
   SmallVector<int64_t> scalars;
   bool isConvolution = false;
   /// The GPU library's workspace for a convolution.
   std::optional<int64_t> workspaceBytes;
+  /// The broadcast of a per-feature bias that initialized a convolution's
+  /// output, which the CPU kernel's `_bias` variant does instead.
+  linalg::BroadcastOp bias;
 };
 } // namespace
 
@@ -100,20 +104,20 @@ static std::optional<KernelCall> getKernelCall(linalg::LinalgOp op) {
     std::optional<std::pair<bool, bool>> transposes = getTransposes(matmul);
     if (!transposes)
       return std::nullopt;
-    return KernelCall{"matmul_f32", {transposes->first, transposes->second}};
+    return KernelCall{"matmul", {transposes->first, transposes->second}};
   }
   if (auto batched = dyn_cast<linalg::BatchMatmulOp>(*op))
     return batched.hasUserDefinedMaps()
                ? std::nullopt
-               : std::optional(KernelCall{"batch_matmul_f32", {}});
+               : std::optional(KernelCall{"batch_matmul", {}});
   if (auto conv = dyn_cast<linalg::Conv1DNcwFcwOp>(*op))
-    return getConvolutionCall(conv, "conv1d_ncw_fcw_f32");
+    return getConvolutionCall(conv, "conv1d_ncw_fcw");
   if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
-    return getConvolutionCall(conv, "conv2d_nchw_fchw_f32");
+    return getConvolutionCall(conv, "conv2d_nchw_fchw");
   if (auto conv = dyn_cast<linalg::Conv3DNcdhwFcdhwOp>(*op))
-    return getConvolutionCall(conv, "conv3d_ncdhw_fcdhw_f32");
+    return getConvolutionCall(conv, "conv3d_ncdhw_fcdhw");
   if (auto conv = dyn_cast<linalg::Conv2DNgchwGfchwOp>(*op))
-    return getConvolutionCall(conv, "conv2d_ngchw_gfchw_f32");
+    return getConvolutionCall(conv, "conv2d_ngchw_gfchw");
   return std::nullopt;
 }
 
@@ -145,6 +149,36 @@ getConvolutionWorkspaceBytes(linalg::LinalgOp conv, const KernelCall &call) {
   return channels * computeProduct(taps) * positions * int64_t(sizeof(float));
 }
 
+/// The broadcast that initialized `conv`'s output with a bias per output
+/// feature, if one did right before it: a `linalg.broadcast` of a 1-d f32
+/// buffer along every dim but dim 1 (the features) of a contiguous buffer,
+/// which the convolution writes directly or through an expand_shape (a
+/// grouped convolution's groups x features), with nothing but views and
+/// constants between. Its kernel then writes the bias into each image's
+/// output just before accumulating into it, on that image's thread and while
+/// the output is in cache, instead of a pass over the whole output first.
+static linalg::BroadcastOp getBiasInitialization(linalg::LinalgOp conv) {
+  Operation *previous = conv->getPrevNode();
+  while (previous && isMemoryEffectFree(previous))
+    previous = previous->getPrevNode();
+  auto broadcast = dyn_cast_or_null<linalg::BroadcastOp>(previous);
+  if (!broadcast || !broadcast.hasPureBufferSemantics())
+    return nullptr;
+  Value output = conv.getDpsInitOperand(0)->get();
+  while (auto expand = output.getDefiningOp<memref::ExpandShapeOp>())
+    output = expand.getSrc();
+  Value init = broadcast.getInit();
+  auto type = cast<MemRefType>(init.getType());
+  if (output != init || !isContiguousF32(init) || type.getRank() < 2 ||
+      !isContiguousF32(broadcast.getInput()))
+    return nullptr;
+  SmallVector<int64_t> allButFeatures = {0};
+  for (int64_t dim = 2; dim < type.getRank(); ++dim)
+    allButFeatures.push_back(dim);
+  return broadcast.getDimensions() == ArrayRef(allButFeatures) ? broadcast
+                                                               : nullptr;
+}
+
 namespace {
 struct CallLibraryKernelsPass
     : public vram::impl::CallLibraryKernelsPassBase<CallLibraryKernelsPass> {
@@ -163,6 +197,8 @@ struct CallLibraryKernelsPass
       std::optional<KernelCall> call = getKernelCall(op);
       if (!call)
         return;
+      if (target == "cpu" && call->isConvolution)
+        call->bias = getBiasInitialization(op);
       // cuDNN's workspace is sized here, so its shapes must be known.
       if (target == "gpu" && call->isConvolution) {
         call->workspaceBytes = getConvolutionWorkspaceBytes(op, *call);
@@ -180,12 +216,16 @@ struct CallLibraryKernelsPass
         return signalPassFailure();
   }
 
-  /// Replaces `op` by `call`. A workspace comes right after the buffers.
+  /// Replaces `op` by `call`. A bias or a workspace comes right after the
+  /// op's buffers.
   LogicalResult replaceByCall(Operation *op, const KernelCall &call,
                               SymbolTableCollection &symbols) {
     OpBuilder builder(op);
     Location loc = op->getLoc();
     SmallVector<Value> buffers(op->getOperands());
+    linalg::BroadcastOp bias = call.bias;
+    if (bias)
+      buffers.push_back(bias.getInput());
     if (call.workspaceBytes)
       buffers.push_back(memref::AllocOp::create(
           builder, loc,
@@ -194,8 +234,9 @@ struct CallLibraryKernelsPass
     for (int64_t scalar : call.scalars)
       arguments.push_back(arith::ConstantOp::create(
           builder, loc, builder.getI64IntegerAttr(scalar)));
-    std::string name =
-        (Twine(target == "gpu" ? "vram_gpu_" : "vram_") + call.name).str();
+    std::string name = (Twine(target == "gpu" ? "vram_gpu_" : "vram_") +
+                        call.name + (call.bias ? "_bias" : "") + "_f32")
+                           .str();
     FailureOr<func::FuncOp> kernel = vram::getRuntimeFunction(
         getOperation(), name,
         builder.getFunctionType(ValueRange(arguments).getTypes(), {}),
@@ -204,6 +245,8 @@ struct CallLibraryKernelsPass
       return failure();
     func::CallOp::create(builder, loc, *kernel, arguments);
     op->erase();
+    if (bias)
+      bias->erase();
     return success();
   }
 };

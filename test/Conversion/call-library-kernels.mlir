@@ -7,6 +7,7 @@
 // CHECK-DAG: func.func private @vram_matmul_f32(memref<?x?xf32>, memref<?x?xf32>, memref<?x?xf32>, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @vram_batch_matmul_f32(memref<?x?x?xf32>, memref<?x?x?xf32>, memref<?x?x?xf32>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @vram_conv2d_nchw_fchw_f32(memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @vram_conv2d_nchw_fchw_bias_f32(memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?x?x?x?xf32>, memref<?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @vram_conv2d_ngchw_gfchw_f32(memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, memref<?x?x?x?x?xf32>, i64, i64, i64, i64) attributes {llvm.emit_c_interface}
 // The kernels compute what the loops would (onnx-node-tests.test runs
 // ONNX's MatMul, Gemm and Conv cases against their reference outputs):
@@ -22,7 +23,9 @@
 // VALUES-NEXT: [228.5, 236.5, 244.5]]
 // VALUES-NEXT: {{\[\[}}-38, -38, -38]
 // VALUES-NEXT: [-38, -38, -38]]]]
-// LLVM: llvm.call @_mlir_ciface_vram_conv2d_nchw_fchw_f32
+// The bias, broadcast into the output right before the convolution, goes
+// into the kernel (its `_bias` variant) instead:
+// LLVM: llvm.call @_mlir_ciface_vram_conv2d_nchw_fchw_bias_f32
 
 // Grouped convolutions (conv-grouped.onnxtext), both through the kernel:
 // RUN: vram-run %S/Inputs/conv-grouped.onnxtext --print | FileCheck %s --check-prefix=GROUPED
@@ -70,7 +73,9 @@
 // ND-NEXT: [112]]]]]
 // ND: output 2 'Y1'
 // ND-NEXT: {{\[\[\[}}12, 22]]]
-// ND-LLVM-COUNT-2: llvm.call @vram_conv3d_ncdhw_fcdhw_f32(
+// Y3's bias goes into the kernel (`_bias`); G3 and Y1 have none.
+// ND-LLVM: llvm.call @vram_conv3d_ncdhw_fcdhw_bias_f32(
+// ND-LLVM: llvm.call @vram_conv3d_ncdhw_fcdhw_f32(
 // ND-LLVM: llvm.call @vram_conv1d_ncw_fcw_f32(
 
 // CHECK-LABEL: func.func @heavy
@@ -156,3 +161,53 @@ func.func @stays(%a: memref<4x8xf16>, %b: memref<8x16xf16>, %c: memref<4x16xf16>
   return
 }
 
+
+// A per-feature bias broadcast into a convolution's output right before it
+// (views and constants between are fine) becomes the kernel's `_bias`
+// variant: the bias buffer follows the output, and the broadcast is gone.
+// A grouped convolution's output is an expand_shape of the buffer the
+// bias was broadcast into (groups x features = the buffer's dim 1).
+// CHECK-LABEL: func.func @bias_first
+// CHECK-NOT: linalg.broadcast
+// CHECK: %[[B:.*]] = memref.cast %arg3 : memref<5xf32> to memref<?xf32>
+// CHECK: call @vram_conv2d_nchw_fchw_bias_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[B]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT: linalg.broadcast
+// CHECK: %[[GB:.*]] = memref.cast %arg7 : memref<4xf32> to memref<?xf32>
+// CHECK: call @vram_conv2d_ngchw_gfchw_bias_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[GB]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @bias_first(%in: memref<1x3x9x9xf32>, %w: memref<5x3x3x3xf32>, %out: memref<1x5x7x7xf32>, %bias: memref<5xf32>,
+                      %gin: memref<1x2x2x5x5xf32>, %gw: memref<2x2x2x3x3xf32>, %gout: memref<1x4x3x3xf32>, %gbias: memref<4xf32>) {
+  linalg.broadcast ins(%bias : memref<5xf32>) outs(%out : memref<1x5x7x7xf32>) dimensions = [0, 2, 3]
+  %c = arith.constant 0 : index
+  linalg.conv_2d_nchw_fchw ins(%in, %w : memref<1x3x9x9xf32>, memref<5x3x3x3xf32>) outs(%out : memref<1x5x7x7xf32>)
+  linalg.broadcast ins(%gbias : memref<4xf32>) outs(%gout : memref<1x4x3x3xf32>) dimensions = [0, 2, 3]
+  %grouped = memref.expand_shape %gout [[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 3, 3] : memref<1x4x3x3xf32> into memref<1x2x2x3x3xf32>
+  linalg.conv_2d_ngchw_gfchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%gin, %gw : memref<1x2x2x5x5xf32>, memref<2x2x2x3x3xf32>) outs(%grouped : memref<1x2x2x3x3xf32>)
+  return
+}
+
+// Left as they are: a broadcast along the features (not a bias per
+// feature), one into another buffer, and one with a write to the output
+// in between.
+// CHECK-LABEL: func.func @not_a_bias
+// CHECK: linalg.broadcast
+// CHECK: call @vram_conv2d_nchw_fchw_f32(
+// CHECK: linalg.broadcast
+// CHECK: call @vram_conv2d_nchw_fchw_f32(
+// CHECK: linalg.broadcast
+// CHECK: linalg.fill
+// CHECK: call @vram_conv2d_nchw_fchw_f32(
+func.func @not_a_bias(%in: memref<1x3x9x9xf32>, %w: memref<5x3x3x3xf32>, %out: memref<1x5x7x7xf32>,
+                      %row: memref<7xf32>, %bias: memref<5xf32>, %other: memref<1x5x7x7xf32>) {
+  linalg.broadcast ins(%row : memref<7xf32>) outs(%out : memref<1x5x7x7xf32>) dimensions = [0, 1, 2]
+  linalg.conv_2d_nchw_fchw ins(%in, %w : memref<1x3x9x9xf32>, memref<5x3x3x3xf32>) outs(%out : memref<1x5x7x7xf32>)
+  linalg.broadcast ins(%bias : memref<5xf32>) outs(%other : memref<1x5x7x7xf32>) dimensions = [0, 2, 3]
+  linalg.conv_2d_nchw_fchw ins(%in, %w : memref<1x3x9x9xf32>, memref<5x3x3x3xf32>) outs(%out : memref<1x5x7x7xf32>)
+  linalg.broadcast ins(%bias : memref<5xf32>) outs(%out : memref<1x5x7x7xf32>) dimensions = [0, 2, 3]
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%out : memref<1x5x7x7xf32>)
+  linalg.conv_2d_nchw_fchw ins(%in, %w : memref<1x3x9x9xf32>, memref<5x3x3x3xf32>) outs(%out : memref<1x5x7x7xf32>)
+  return
+}

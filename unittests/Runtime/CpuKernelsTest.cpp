@@ -57,9 +57,11 @@ struct GroupedConv {
 };
 
 /// Runs linalg.conv_2d_ngchw_gfchw's kernel on random data (the output
-/// starting random too: the kernel accumulates) on four threads and checks
-/// every output element against the definition.
-void checkGroupedConv(const GroupedConv &c) {
+/// starting random too: the kernel accumulates; with `withBias`, its
+/// `_bias` variant, which starts from a random bias per group and feature
+/// instead) on four threads and checks every output element against the
+/// definition.
+void checkGroupedConv(const GroupedConv &c, bool withBias = false) {
   std::mt19937 random(7);
   int64_t outH = (c.height - c.dilation * (c.kernelH - 1) - 1) / c.stride + 1;
   int64_t outW = (c.width - c.dilation * (c.kernelW - 1) - 1) / c.stride + 1;
@@ -67,12 +69,18 @@ void checkGroupedConv(const GroupedConv &c) {
   Tensor<5> filter({c.groups, c.features, c.channels, c.kernelH, c.kernelW},
                    random);
   Tensor<5> output({c.batch, c.groups, c.features, outH, outW}, random);
+  Tensor<1> bias({c.groups * c.features}, random);
   std::vector<float> initial = output.values;
   {
     FourThreads threads;
-    _mlir_ciface_vram_conv2d_ngchw_gfchw_f32(
-        &input.descriptor, &filter.descriptor, &output.descriptor, c.stride,
-        c.stride, c.dilation, c.dilation);
+    if (withBias)
+      _mlir_ciface_vram_conv2d_ngchw_gfchw_bias_f32(
+          &input.descriptor, &filter.descriptor, &output.descriptor,
+          &bias.descriptor, c.stride, c.stride, c.dilation, c.dilation);
+    else
+      _mlir_ciface_vram_conv2d_ngchw_gfchw_f32(
+          &input.descriptor, &filter.descriptor, &output.descriptor, c.stride,
+          c.stride, c.dilation, c.dilation);
   }
 
   int64_t index = 0;
@@ -81,7 +89,8 @@ void checkGroupedConv(const GroupedConv &c) {
       for (int64_t f = 0; f < c.features; ++f)
         for (int64_t oh = 0; oh < outH; ++oh)
           for (int64_t ow = 0; ow < outW; ++ow, ++index) {
-            double expected = initial[index];
+            double expected =
+                withBias ? bias.values[g * c.features + f] : initial[index];
             for (int64_t ch = 0; ch < c.channels; ++ch)
               for (int64_t kh = 0; kh < c.kernelH; ++kh)
                 for (int64_t kw = 0; kw < c.kernelW; ++kw) {
@@ -131,6 +140,15 @@ TEST(CpuKernelsTest, GroupedAndDenseThroughGemm) {
   // positions = 129,600 elements, over 2^16) unfolded by channels on the
   // threads.
   checkGroupedConv({1, 1, 16, 8, 32, 32, 3, 3, 1, 1});
+}
+
+TEST(CpuKernelsTest, BiasInsteadOfAccumulating) {
+  // Depthwise (images x groups spread over the threads), dense grouped,
+  // and one large image whose bias rows are written on the threads (80
+  // features x 30 x 30 positions = 72,000 values, over 2^16).
+  checkGroupedConv({2, 5, 1, 1, 13, 17, 3, 3, 1, 1}, /*withBias=*/true);
+  checkGroupedConv({2, 2, 3, 4, 9, 10, 3, 3, 2, 1}, /*withBias=*/true);
+  checkGroupedConv({1, 1, 16, 80, 32, 32, 3, 3, 1, 1}, /*withBias=*/true);
 }
 
 /// Runs linalg.matmul's kernel on random m x k and k x n operands (stored

@@ -209,6 +209,16 @@ def CallLibraryKernelsPass
     ops they replace, the kernels accumulate into the output. Other element
     types and layouts stay linalg ops.
 
+    On CPU, a convolution whose output was just filled with a bias per
+    output feature (a `linalg.broadcast` of a 1-d buffer along every dim but
+    dim 1 of the buffer the convolution writes, directly or through an
+    `expand_shape`, with only views and constants between: how a Conv with
+    a bias lowers) calls the kernel's `_bias` variant instead
+    (`vram_conv2d_nchw_fchw_bias_f32`, ...; the bias buffer after the
+    output), and the broadcast goes: each image's output is set to the bias
+    on that image's thread right before the product accumulates into it,
+    while it is in cache, instead of in a pass over the whole output.
+
     `target=cpu` (prefix `vram_`): `libvram_cpu_kernels`
     (runtime/VramCpuKernels.cpp, on OpenBLAS's `cblas_sgemm`; convolution
     as im2col and one GEMM per image and group, or, with one input channel
