@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Times `vram-run --time` (its JIT compile, and the mean of 3 calls after
-one warm-up call) and onnxruntime (PyPI; the median of 5 runs after one
-warm-up, 2 threads) on the same kit models, weights and inputs, at batch 1
+"""Times `vram-run --time` (its JIT compile, and the mean of N calls after
+one warm-up call) and onnxruntime (PyPI; the mean of N runs after one
+warm-up, 2 threads), N the same for both: as many calls as onnxruntime
+runs in about a second, 3 to 50 (one call of a small model is a few
+milliseconds, and this machine's times move by 10-20% from call to call),
+on the same kit models, weights and inputs, at batch 1
 and 8 (a batch the export fixed to 1 is freed; the BERT-like export's 8
 is kept), checks that vram-run's outputs match onnxruntime's (`vram-run
 --expected`, rtol 1e-3, atol 1e-5 of the largest output magnitude: random
@@ -42,17 +45,19 @@ MODELS = [
 ]
 TIMES = re.compile(r"compile ([\d.]+) s, run ([\d.]+) s")
 MAX_REL = re.compile(r"max rel error ([^ ]+)")
-# vram-run calls @main this many times on the same data (--steps).
-CALLS = 3
+# Calls timed per model and batch: about this many seconds of
+# onnxruntime's, within these bounds.
+SECONDS, MIN_CALLS, MAX_CALLS = 1.0, 3, 50
 # vram-run --expected's tolerances against onnxruntime's outputs: relative,
 # and absolute as a fraction of the largest magnitude among them.
 RTOL, ATOL = 1e-3, 1e-5
 
 
-def vram_run(build, model, inputs, outputs):
-    """vram-run's compile and run seconds on `inputs` (name -> array), the
-    data onnxruntime gets (written as input_N.pb, graph input order), and
-    whether its results match `outputs` (onnxruntime's, in order)."""
+def vram_run(build, model, inputs, outputs, calls):
+    """vram-run's compile seconds and mean seconds over `calls` calls on
+    `inputs` (name -> array), the data onnxruntime gets (written as
+    input_N.pb, graph input order), and whether its results match `outputs`
+    (onnxruntime's, in order)."""
     atol = ATOL * max(float(np.max(np.abs(o))) for o in outputs)
     with tempfile.TemporaryDirectory() as directory:
         for kind, arrays in (("input", inputs.values()), ("output", outputs)):
@@ -63,7 +68,7 @@ def vram_run(build, model, inputs, outputs):
         batch = next(iter(inputs.values())).shape[0]
         proc = subprocess.run([os.path.join(build, "bin", "vram-run"), model,
                                f"--batch={batch}", "--time", "--warmup=1",
-                               f"--steps={CALLS}", f"--inputs={directory}",
+                               f"--steps={calls}", f"--inputs={directory}",
                                f"--expected={directory}", f"--rtol={RTOL}",
                                f"--atol={atol}"],
                               capture_output=True, text=True)
@@ -74,7 +79,7 @@ def vram_run(build, model, inputs, outputs):
     if proc.returncode != 0 and not mismatch:
         raise RuntimeError(proc.stderr.strip().splitlines()[-1])
     worst = MAX_REL.search(proc.stderr) if mismatch else None
-    return float(match.group(1)), float(match.group(2)) / CALLS, \
+    return float(match.group(1)), float(match.group(2)) / calls, \
         "match" if not mismatch else \
         f"MISMATCH (max rel error {worst.group(1) if worst else '?'})"
 
@@ -135,14 +140,17 @@ def onnxruntime_session(model):
 
 
 def onnxruntime_seconds(session, inputs):
-    """The median time of a run, and the outputs."""
+    """The mean time of a run, the number of runs it was taken over (the
+    number of calls to time vram-run over too) and the outputs."""
     outputs = session.run(None, inputs)
-    runs = []
-    for _ in range(5):
-        start = time.perf_counter()
+    start = time.perf_counter()
+    session.run(None, inputs)
+    first = time.perf_counter() - start
+    calls = max(MIN_CALLS, min(MAX_CALLS, round(SECONDS / max(first, 1e-6))))
+    start = time.perf_counter()
+    for _ in range(calls):
         session.run(None, inputs)
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs), outputs
+    return (time.perf_counter() - start) / calls, calls, outputs
 
 
 def main():
@@ -154,9 +162,9 @@ def main():
     args = parser.parse_args()
     models = args.models.split(",") if args.models else \
         [os.path.join(ROOT, m) for m in MODELS]
-    print("| model | batch | vram-run compile s | vram-run run s (mean of 3 warm) "
-          "| onnxruntime run s | run ratio | outputs |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    print("| model | batch | vram-run compile s | vram-run run s "
+          "| onnxruntime run s | calls | run ratio | outputs |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     ratios = []
     for model in models:
         name = os.path.basename(model)
@@ -165,7 +173,7 @@ def main():
                 weighted = with_weights(model, directory)
                 session = onnxruntime_session(weighted)
             except Exception as error:  # a row per model, whatever fails
-                print(f"| {name} | | error: {error} | | | | |", flush=True)
+                print(f"| {name} | | error: {error} | | | | | |", flush=True)
                 continue
             batches = []
             for batch in (int(b) for b in args.batches.split(",")):
@@ -183,13 +191,14 @@ def main():
 def row(build, name, batch, model, session, inputs):
     """Prints one table row; the run ratio, if both ran."""
     try:
-        reference, outputs = onnxruntime_seconds(session, inputs)
-        compile_s, run_s, compared = vram_run(build, model, inputs, outputs)
+        reference, calls, outputs = onnxruntime_seconds(session, inputs)
+        compile_s, run_s, compared = vram_run(build, model, inputs, outputs,
+                                              calls)
     except Exception as error:  # a row per model, whatever fails
-        print(f"| {name} | {batch} | error: {error} | | | | |", flush=True)
+        print(f"| {name} | {batch} | error: {error} | | | | | |", flush=True)
         return []
     print(f"| {name} | {batch} | {compile_s:.2f} | {run_s:.4f} "
-          f"| {reference:.4f} | {run_s / reference:.1f}x "
+          f"| {reference:.4f} | {calls} | {run_s / reference:.1f}x "
           f"| {compared} |", flush=True)
     return [run_s / reference]
 
