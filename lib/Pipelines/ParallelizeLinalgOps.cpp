@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace vram {
 #define GEN_PASS_DEF_PARALLELIZELINALGOPSPASS
@@ -63,19 +64,20 @@ unsigned ParallelizeLinalgOpsPass::getSplitLoops(linalg::LinalgOp op) const {
   for (AffineMap map : op.getIndexingMapsArray())
     if (!llvm::all_of(map.getResults(), isIncreasing))
       return 0;
+  // Products saturate: a huge static shape must not overflow them.
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  int64_t iterations = 1;
+  uint64_t iterations = 1;
   for (int64_t extent : extents)
-    iterations *= extent;
-  if (iterations < minIterations)
+    iterations = llvm::SaturatingMultiply(iterations, uint64_t(extent));
+  if (iterations < uint64_t(minIterations))
     return 0;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  int64_t chunks = 1;
+  uint64_t chunks = 1;
   for (unsigned loop = 0; loop + 1 < extents.size(); ++loop) {
     if (iterators[loop] != utils::IteratorType::parallel)
       return 0;
-    chunks *= extents[loop];
-    if (chunks >= minChunks)
+    chunks = llvm::SaturatingMultiply(chunks, uint64_t(extents[loop]));
+    if (chunks >= uint64_t(minChunks))
       return loop + 1;
   }
   return 0;
