@@ -31,13 +31,19 @@ namespace {
 /// threads' start costs more than they save.
 constexpr int64_t kParallelProductSize = int64_t(1) << 21;
 
-/// im2col matrices smaller than this many elements are unfolded on one
-/// thread.
-constexpr int64_t kParallelUnfoldSize = int64_t(1) << 16;
+/// Passes over memory (an im2col matrix unfolded, bias rows written) of
+/// fewer elements than this run on one thread.
+constexpr int64_t kParallelPassSize = int64_t(1) << 16;
 
 /// The threads a loop over independent work gets here: all of OpenMP's,
 /// or one inside a loop that already runs on them.
 int getThreads() { return omp_in_parallel() ? 1 : omp_get_max_threads(); }
+
+/// Whether a pass writing `elements` values is worth sharing out among the
+/// threads here.
+bool sharesPass(int64_t elements) {
+  return getThreads() > 1 && elements >= kParallelPassSize;
+}
 
 /// C[m x n] += op(A) op(B), row-major, where op(A) = A[m x k], or A^T with A
 /// stored k x m where `transA`, and op(B) = B[k x n], or B^T with B stored
@@ -243,8 +249,7 @@ void convolveImage(const float *image, const float *filter, float *output,
                   *column++ = row[ow * s.stride[2]];
               }
     };
-    bool shared = getThreads() > 1 && rows * columns >= kParallelUnfoldSize;
-#pragma omp parallel for schedule(static) if (shared)
+#pragma omp parallel for schedule(static) if (sharesPass(rows * columns))
     for (int64_t c = 0; c < s.channels; ++c)
       unfoldChannel(c);
     image = unfolded.data();
@@ -265,8 +270,7 @@ std::vector<float> &unfoldScratch() {
 /// features on threads of their own when this image is the only work.
 void writeBias(const float *bias, float *output, const ConvShape &s) {
   int64_t columns = s.out[0] * s.out[1] * s.out[2];
-  bool shared = getThreads() > 1 && s.outputSize() >= kParallelUnfoldSize;
-#pragma omp parallel for schedule(static) if (shared)
+#pragma omp parallel for schedule(static) if (sharesPass(s.outputSize()))
   for (int64_t f = 0; f < s.features; ++f)
     std::fill_n(output + f * columns, columns, bias[f]);
 }
