@@ -123,6 +123,12 @@ static void shareOut(RewriterBase &rewriter, scf::ForallOp forall) {
 }
 
 void ParallelizeLinalgOpsPass::runOnOperation() {
+  if (minIterations < 0 || minChunks < 1) {
+    getOperation()->emitError("vram-parallelize-linalg-ops: min-iterations ")
+        << int64_t(minIterations) << " and min-chunks " << int64_t(minChunks)
+        << ": expected min-iterations >= 0 and min-chunks >= 1";
+    return signalPassFailure();
+  }
   SmallVector<std::pair<linalg::LinalgOp, unsigned>> splits;
   getOperation()->walk([&](linalg::LinalgOp op) {
     if (unsigned loops = getSplitLoops(op))

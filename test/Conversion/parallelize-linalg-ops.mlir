@@ -1,5 +1,9 @@
 // RUN: vram-opt %s --split-input-file --vram-parallelize-linalg-ops | FileCheck %s
 // RUN: vram-opt %s --split-input-file --vram-parallelize-linalg-ops="min-iterations=100000 min-chunks=4" | FileCheck %s --check-prefix=OPTIONS
+// RUN: not vram-opt %s --split-input-file --vram-parallelize-linalg-ops="min-iterations=-5" 2>&1 | FileCheck %s --check-prefix=BAD-ITERATIONS
+// RUN: not vram-opt %s --split-input-file --vram-parallelize-linalg-ops="min-chunks=0" 2>&1 | FileCheck %s --check-prefix=BAD-CHUNKS
+// BAD-ITERATIONS: error: vram-parallelize-linalg-ops: min-iterations -5 and min-chunks 16: expected min-iterations >= 0 and min-chunks >= 1
+// BAD-CHUNKS: error: vram-parallelize-linalg-ops: min-iterations 65536 and min-chunks 0: expected min-iterations >= 0 and min-chunks >= 1
 
 // An activation of 8 images of 64 channels (8 x 64 x 56 x 56 = 1,605,632
 // iterations): split along the images and channels, the fewest leading
