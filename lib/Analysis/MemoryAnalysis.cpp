@@ -48,6 +48,12 @@ Value getAliasedOperand(OpResult result) {
                : nullptr;
   if (auto slice = dyn_cast<shard::AllSliceOp>(op))
     return slice.getInput();
+  // A pipeline's transfers: a receive fills its destination in place, and
+  // a send's result is the tensor it sent.
+  if (auto recv = dyn_cast<shard::RecvOp>(op))
+    return recv.getInput();
+  if (auto send = dyn_cast<shard::SendOp>(op))
+    return send.getInput();
   if (auto copy = dyn_cast<TensorParallelCopyOp>(op))
     return copy.getInput();
   if (auto gather = dyn_cast<shard::AllGatherOp>(op))
@@ -80,6 +86,16 @@ bool isViewOf(OpResult result, Value source) {
     return copy.getInput() == source;
   auto view = dyn_cast<ViewLikeOpInterface>(result.getOwner());
   return view && view.getViewDest() == result && view.getViewSource() == source;
+}
+
+void markGradientStorage(Value value) {
+  while (auto result = dyn_cast_if_present<OpResult>(value)) {
+    Operation *producer = result.getOwner();
+    if (!isBackwardOp(producer))
+      return;
+    setCategory(producer, MemoryCategory::Gradient);
+    value = getAliasedOperand(result);
+  }
 }
 
 void forEachStorageUser(Value value, llvm::function_ref<bool(Operation *)> fn) {

@@ -112,6 +112,14 @@ LogicalResult DataParallelRewriter::check(ArrayRef<UpdateOp> updates) {
   if (options.zeroStage < 0 || options.zeroStage > 3)
     return func.emitError()
            << "ZeRO stage must be 0, 1, 2 or 3, got " << options.zeroStage;
+  if (options.zeroStage >= 2 &&
+      func->hasAttr(VramDialect::kPipelineStageAttrName))
+    return func.emitError()
+           << "ZeRO stage " << options.zeroStage
+           << " with pipeline parallelism: each micro-batch's gradients would "
+              "be reduce-scattered (and with stage 3 the parameters "
+              "gathered) again; DeepSpeed allows only stages 0 and 1 with a "
+              "pipeline, and so does vram-opt";
   if (updates.empty())
     return func.emitError()
            << "data parallelism needs a training step with an optimizer "
@@ -178,6 +186,12 @@ void DataParallelRewriter::setFlatType(BlockArgument arg, RankedTensorType full,
 /// The step reports the mean loss over all ranks' micro-batches: the loss
 /// of the global batch when the micro-batches are equal.
 void DataParallelRewriter::averageLoss() {
+  // Of a pipeline, only the last stage has the loss.
+  auto name = func.getNumResults() == 0
+                  ? StringAttr()
+                  : func.getResultAttrOfType<StringAttr>(0, "onnx.name");
+  if (!name || name.getValue() != "loss")
+    return;
   auto returnOp = cast<func::ReturnOp>(func.front().getTerminator());
   Value loss = returnOp.getOperand(0);
   OpBuilder builder(returnOp);

@@ -58,9 +58,18 @@ LogicalResult checkStaticShapes(func::FuncOp func) {
   return failure(result.wasInterrupted());
 }
 
+/// Which neighbouring pipeline stage `arg` comes from (a null attribute
+/// outside a pipeline).
+StringAttr getPipelineSource(func::FuncOp func, BlockArgument arg) {
+  return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                           VramDialect::kPipelineRecvAttrName);
+}
+
 /// Moves the forward pass to `half`: every f32 value becomes half. With
 /// `keepMasterWeights` the arguments stay f32 and are cast on entry (fp32
-/// master weights); the casts are real ops, so both copies are counted.
+/// master weights); the casts are real ops, so both copies are counted. An
+/// activation received from another pipeline stage is half either way, as
+/// that stage sends it.
 void convertToHalf(func::FuncOp func, Type half, bool keepMasterWeights) {
   Block &body = func.getBody().front();
   MLIRContext *context = func.getContext();
@@ -95,7 +104,7 @@ void convertToHalf(func::FuncOp func, Type half, bool keepMasterWeights) {
     Type halfType = toHalf(arg.getType());
     if (halfType == arg.getType())
       continue;
-    if (!keepMasterWeights) {
+    if (!keepMasterWeights || getPipelineSource(func, arg)) {
       arg.setType(halfType);
       continue;
     }
@@ -199,18 +208,6 @@ llvm::DenseSet<Value> findActiveValues(ArrayRef<Operation *> forward,
   return active;
 }
 
-/// The ops that allocate the storage of `value` (through views and
-/// in-place updates such as the scatter of a Gather gradient into zeros).
-void markGradient(Value value) {
-  while (auto result = dyn_cast_if_present<OpResult>(value)) {
-    Operation *producer = result.getOwner();
-    if (!isBackwardOp(producer))
-      return;
-    setCategory(producer, MemoryCategory::Gradient);
-    value = getAliasedOperand(result);
-  }
-}
-
 class TrainingStepBuilder {
 public:
   TrainingStepBuilder(func::FuncOp func, const TrainingOptions &options)
@@ -244,8 +241,10 @@ private:
   /// clip-norm.
   Value buildClipScale(OpBuilder &builder,
                        ArrayRef<std::pair<BlockArgument, Value>> finished);
-  /// A new argument the step updates in place, with `vram.param = kind`.
-  BlockArgument addStateArgument(StringRef name, Type type, ParamKind kind);
+  /// A new argument: one the step updates in place, with `vram.param =
+  /// kind`, or without a kind a data input.
+  BlockArgument addArgument(StringRef name, Type type,
+                            std::optional<ParamKind> kind);
   /// The persistent buffer `param`'s gradients accumulate in.
   BlockArgument getAccumulator(BlockArgument param);
 
@@ -464,23 +463,24 @@ void TrainingStepBuilder::keepMasksInsteadOfValues(
     }
 }
 
-BlockArgument TrainingStepBuilder::addStateArgument(StringRef name, Type type,
-                                                    ParamKind kind) {
+BlockArgument TrainingStepBuilder::addArgument(StringRef name, Type type,
+                                               std::optional<ParamKind> kind) {
   OpBuilder builder(context);
   unsigned index = func.getNumArguments();
   (void)func.insertArgument(index, type,
                             builder.getDictionaryAttr(builder.getNamedAttr(
                                 kNameAttr, builder.getStringAttr(name))),
                             func.getLoc());
-  setParamKind(func, index, kind);
+  if (kind)
+    setParamKind(func, index, *kind);
   return func.getArgument(index);
 }
 
 BlockArgument TrainingStepBuilder::getAccumulator(BlockArgument param) {
   BlockArgument &accumulator = accumulators[param];
   if (!accumulator)
-    accumulator = addStateArgument(getValueName(param) + ".grad",
-                                   param.getType(), ParamKind::Gradient);
+    accumulator = addArgument(getValueName(param) + ".grad", param.getType(),
+                              ParamKind::Gradient);
   return accumulator;
 }
 
@@ -573,7 +573,7 @@ void TrainingStepBuilder::finishGradients(ArrayRef<BlockArgument> trainable,
       grad = ir.mul(grad, ir.scalar(getElementTypeOrSelf(grad.getType()),
                                     1.0 / options.lossScale));
     }
-    markGradient(grad);
+    markGradientStorage(grad);
     finished.push_back({param, grad});
     if (inBackward)
       buildUpdate(builder, param, grad, /*scale=*/nullptr);
@@ -643,8 +643,7 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
     // Adam's bias correction and accumulation need the step count: one
     // f32 scalar of state, counted in place.
     auto type = RankedTensorType::get({}, builder.getF32Type());
-    BlockArgument step =
-        addStateArgument("step", type, ParamKind::OptimizerState);
+    BlockArgument step = addArgument("step", type, ParamKind::OptimizerState);
     stepCount = IncrementOp::create(
         builder, NameLoc::get(builder.getStringAttr("step")), step);
   }
@@ -659,8 +658,8 @@ void TrainingStepBuilder::buildUpdate(OpBuilder &builder, BlockArgument param,
     stateNames.push_back("master");
   llvm::append_range(stateNames, UpdateOp::getStateNames(rule));
   for (StringRef state : stateNames)
-    inits.push_back(addStateArgument(getValueName(param) + "." + state.str(),
-                                     stateType, ParamKind::OptimizerState));
+    inits.push_back(addArgument(getValueName(param) + "." + state.str(),
+                                stateType, ParamKind::OptimizerState));
   if (accumulates)
     inits.push_back(getAccumulator(param));
   // Only the hyperparameters of the rule; the others keep their defaults
@@ -743,33 +742,79 @@ LogicalResult TrainingStepBuilder::build() {
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
-  llvm::DenseSet<Value> active = findActiveValues(forward, trainable, prediction);
+  // A pipeline stage also differentiates the activation it receives: its
+  // gradient goes back to the stage that sent it.
+  SmallVector<BlockArgument> received, differentiated(trainable);
+  for (BlockArgument arg : func.getArguments())
+    if (StringAttr source = getPipelineSource(func, arg);
+        source && source.getValue() != "next")
+      received.push_back(arg);
+  llvm::append_range(differentiated, received);
+  llvm::DenseSet<Value> active =
+      findActiveValues(forward, differentiated, prediction);
 
   OpBuilder builder(context);
   builder.setInsertionPoint(returnOp);
-  FailureOr<Loss> loss =
-      buildLoss(func, prediction, options, builder, backwardTagger);
-  if (failed(loss))
-    return failure();
-  if (failed(differentiate(forward, active, prediction,
-                           loss->predictionGradient)))
+  // The last result of a stage before the last is its output, whose
+  // gradient the next stage sends back in place of a loss.
+  bool sendsOutput = func.getNumResults() == 1 &&
+                     func.getResultAttr(0, VramDialect::kPipelineSendAttrName);
+  SmallVector<Value> results;
+  SmallVector<std::string> resultNames;
+  SmallVector<StringRef> resultSends;
+  Value seed;
+  if (sendsOutput) {
+    std::string name = getValueName(prediction);
+    seed = addArgument(name + ".grad", prediction.getType(), std::nullopt);
+    func.setArgAttr(cast<BlockArgument>(seed).getArgNumber(),
+                    VramDialect::kPipelineRecvAttrName,
+                    StringAttr::get(context, "next"));
+    results.push_back(prediction);
+    resultNames.push_back(name);
+    resultSends.push_back("next");
+  } else {
+    FailureOr<Loss> loss =
+        buildLoss(func, prediction, options, builder, backwardTagger);
+    if (failed(loss))
+      return failure();
+    seed = loss->predictionGradient;
+    results.push_back(loss->value);
+    resultNames.push_back("loss");
+    resultSends.push_back("");
+  }
+  if (failed(differentiate(forward, active, prediction, seed)))
     return failure();
   recomputeCheapSavedValues(forward);
   keepMasksInsteadOfValues(forward);
 
-  SmallVector<Value> results{loss->value};
-  SmallVector<std::string> resultNames{"loss"};
+  for (BlockArgument arg : received) {
+    Value grad = gradients.lookup(arg);
+    if (!grad)
+      return func.emitError()
+             << "the activation '" << getValueName(arg)
+             << "' received from the previous pipeline stage does not affect "
+                "this stage's output differentiably";
+    results.push_back(grad);
+    resultNames.push_back(getValueName(arg) + ".grad");
+    resultSends.push_back("previous");
+  }
   finishGradients(trainable, results, resultNames);
   appendRunningStatistics(forward, results, resultNames);
+  resultSends.resize(results.size());
   returnOp->setOperands(results);
   func.setType(FunctionType::get(context, body.getArgumentTypes(),
                                  ValueRange(results).getTypes()));
   // Every result's attributes at once: the forward's (the prediction's
   // name) do not carry over.
   SmallVector<DictionaryAttr> resultAttrs;
-  for (const std::string &name : resultNames)
-    resultAttrs.push_back(DictionaryAttr::get(
-        context, {NamedAttribute(kNameAttr, StringAttr::get(context, name))}));
+  for (auto [name, send] : llvm::zip(resultNames, resultSends)) {
+    SmallVector<NamedAttribute> attrs{
+        NamedAttribute(kNameAttr, StringAttr::get(context, name))};
+    if (!send.empty())
+      attrs.push_back(NamedAttribute(VramDialect::kPipelineSendAttrName,
+                                     StringAttr::get(context, send)));
+    resultAttrs.push_back(DictionaryAttr::get(context, attrs));
+  }
   func.setAllResultAttrs(resultAttrs);
   return success();
 }

@@ -113,9 +113,11 @@ llvm::cl::opt<std::string> train(
 llvm::cl::opt<std::string> parallel(
     "parallel", llvm::cl::value_desc("options"),
     llvm::cl::desc("With --train, analyse (plan, lower) the program of one "
-                   "rank of a parallel run, e.g. --parallel=\"dp=8 zero=3 "
-                   "tp=4\" (dp ranks and ZeRO stage 0-3: vram-parallelize's "
-                   "options; tp ranks: vram-tensor-parallel's)"),
+                   "rank of a parallel run, e.g. --parallel=\"dp=8 zero=1 "
+                   "tp=4 pp=4 stage=0\" (dp ranks and ZeRO stage 0-3: "
+                   "vram-parallelize's options; tp ranks: "
+                   "vram-tensor-parallel's; pp stages, stage and "
+                   "microbatches: vram-pipeline-stage's)"),
     llvm::cl::cat(stepCategory));
 
 llvm::cl::opt<bool> plan(

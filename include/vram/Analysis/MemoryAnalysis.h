@@ -115,6 +115,11 @@ mlir::Value getAliasedOperand(mlir::OpResult result);
 /// a rank's `shard.all_slice`) rather than a new value written in place.
 bool isViewOf(mlir::OpResult result, mlir::Value source);
 
+/// Gives the backward ops that allocate the storage of `value` (through
+/// views and in-place updates, such as the scatter of a Gather's gradient
+/// into zeros) the category `gradient`.
+void markGradientStorage(mlir::Value value);
+
 /// Calls `fn` on every op that uses the storage of `value`: its users and,
 /// through their results aliasing it (getAliasedOperand), theirs, unless
 /// `fn` returns false for the user. An op writing that storage in place

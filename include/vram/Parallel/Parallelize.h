@@ -42,6 +42,44 @@ struct ParallelOptions {
 /// found.
 mlir::LogicalResult parallelizeTensors(mlir::func::FuncOp func, int64_t ranks);
 
+struct PipelineOptions {
+  /// Pipeline stages the model's layers are split among.
+  int64_t stages = 1;
+  /// The stage this rank runs (0 holds the model's inputs, stages - 1 its
+  /// prediction and loss).
+  int64_t stage = 0;
+  /// Micro-batches each step runs through the pipeline (the step's batch
+  /// is one micro-batch); their gradients are summed before the update.
+  /// 0: as many as stages.
+  int64_t microbatches = 0;
+};
+
+/// Cuts the forward pass `func` (before vram-train) into `options.stages`
+/// pipeline stages and keeps stage `options.stage`: the cuts are where one
+/// activation crosses (between transformer layers), spread so the stages'
+/// layers cost the same (the ops before the first possible cut go with stage
+/// 0, those after the last with the last stage, as Megatron-LM places the
+/// embedding and the head). The activation received from the previous stage
+/// becomes an argument (VramDialect::kPipelineRecvAttrName), the one sent to
+/// the next the result; the stage's parameters are those its ops read.
+/// Values computed from the data inputs alone (masks, positions) and views
+/// of parameters (a tied LM head's transpose) are computed on every stage
+/// that reads them. Marks `func` with VramDialect::kPipelineStageAttrName
+/// and adds the grid's pipeline axis. Errors name what does not split.
+mlir::LogicalResult splitPipelineStage(mlir::func::FuncOp func,
+                                       const PipelineOptions &options);
+
+/// Rewrites vram-train's step of one pipeline stage into the stage's whole
+/// step under the 1F1B schedule (Narayanan et al. 2021, PipeDream-Flush):
+/// each micro-batch's forward and backward, in the order the stage runs
+/// them (stage s first runs stages - 1 - s forwards, then alternates), with
+/// the activations and gradients received from and sent to the neighbouring
+/// stages as `shard.recv` / `shard.send` on the grid's pipeline axis, the
+/// gradients summed over the micro-batches and applied, as their mean, by
+/// one update. The data inputs hold every micro-batch's, stacked along a new
+/// first axis. A no-op on a function without the pipeline attribute.
+mlir::LogicalResult schedulePipeline(mlir::func::FuncOp func);
+
 /// Rewrites the training step `func` (vram-train's output, with an
 /// optimizer) into the program of one data-parallel rank: gradients
 /// averaged across ranks (all-reduce, or reduce-scatter from ZeRO-2 on),

@@ -283,6 +283,60 @@ def TensorParallelPass : Pass<"vram-tensor-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def PipelineStagePass : Pass<"vram-pipeline-stage", "mlir::ModuleOp"> {
+  let summary = "Keeps one pipeline stage of @main's forward pass";
+  let description = [{
+    Runs before vram-train, on the forward pass. The model is cut into `pp`
+    stages where a single activation crosses (between transformer layers),
+    the layers shared out by cost, the ops before the first such place with
+    stage 0 and those after the last with the last stage (Megatron-LM's
+    embedding and head); @main becomes stage `stage`: the activation from
+    the previous stage an argument (`vram.pipeline_recv = "previous"`), the
+    one for the next its result (`vram.pipeline_send = "next"`). vram-train
+    then builds the stage's backward from the gradient the next stage sends
+    (an argument, `vram.pipeline_recv = "next"`) and returns the gradient
+    of the received activation; vram-pipeline-schedule runs the stage's
+    micro-batches. See docs/parallel.md.
+
+    ```
+    vram-opt gpt.onnx --train="optimizer=adam precision=master-fp16" \
+        --parallel="pp=4 stage=0 microbatches=8" --report
+    ```
+  }];
+  let dependentDialects = ["mlir::shard::ShardDialect", "vram::VramDialect"];
+  let options = [
+    Option<"stages", "pp", "int64_t", /*default=*/"1",
+           "pipeline stages the model is cut into">,
+    Option<"stage", "stage", "int64_t", /*default=*/"0",
+           "the stage this rank runs (0 to pp - 1)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
+           "micro-batches per step, each of the step's batch (0: as many "
+           "as stages)">,
+  ];
+}
+
+def PipelineSchedulePass : Pass<"vram-pipeline-schedule", "mlir::ModuleOp"> {
+  let summary = "Runs a pipeline stage's training step over its micro-batches "
+                "in the 1F1B order";
+  let description = [{
+    Runs after vram-train on a step vram-pipeline-stage cut. The step's
+    forward and backward are repeated for each micro-batch in the order
+    stage s of P runs them under the 1F1B schedule (PipeDream-Flush, as
+    Megatron-LM and DeepSpeed run it: P - 1 - s forwards first, then a
+    backward after each forward, then the backwards left), with the
+    activations and gradients from and to the neighbouring stages as
+    `shard.recv` and `shard.send` on the grid's pipeline axis. The
+    micro-batches' gradients are summed as they come and the optimizer
+    applies their mean once; the loss (last stage) is the mean of theirs.
+    Each data input holds every micro-batch's, stacked on a new first axis.
+    The memory analysis then counts what the stage holds at its peak: the
+    activations of up to P - s micro-batches in flight.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::shard::ShardDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ParallelizePass : Pass<"vram-parallelize", "mlir::ModuleOp"> {
   let summary = "Rewrites the training step @main into the program of one "
                 "rank of a data-parallel run (DDP, ZeRO-1/2/3, FSDP)";

@@ -84,6 +84,19 @@ LogicalResult VramDialect::verifyOperationAttribute(Operation *op,
   if (name == kCategoryAttrName)
     return expect(isa<MemoryCategoryAttr>(value), "a memory category, e.g. "
                                                   "#vram.category<gradient>");
+  if (name == kPipelineStageAttrName) {
+    auto stage = dyn_cast<DictionaryAttr>(value);
+    auto field = [&](StringRef key) {
+      return stage ? stage.getAs<IntegerAttr>(key) : nullptr;
+    };
+    IntegerAttr index = field("stage"), stages = field("stages"),
+                microbatches = field("microbatches");
+    return expect(index && stages && microbatches && stages.getInt() >= 1 &&
+                      index.getInt() >= 0 && index.getInt() < stages.getInt() &&
+                      microbatches.getInt() >= 1,
+                  "{stage, stages, microbatches} with 0 <= stage < stages "
+                  "and microbatches >= 1");
+  }
   if (name == kParamAttrName)
     return op->emitOpError()
            << "'" << name << "' belongs on a function argument";
@@ -120,6 +133,13 @@ LogicalResult VramDialect::verifyRegionArgAttribute(Operation *op,
                 "= array<i64: ...>} with parts summing to the axis' size";
     return success();
   }
+  if (name == kPipelineRecvAttrName) {
+    auto from = dyn_cast<StringAttr>(attr.getValue());
+    if (!from || (from.getValue() != "previous" && from.getValue() != "next"))
+      return op->emitOpError() << "argument " << argIndex << ": '" << name
+                               << "' must be \"previous\" or \"next\"";
+    return success();
+  }
   if (name != kParamAttrName)
     return op->emitOpError()
            << "argument " << argIndex << " has unknown attribute '" << name
@@ -128,6 +148,22 @@ LogicalResult VramDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitOpError() << "argument " << argIndex << ": '" << name
                              << "' must be #vram.param<trainable>, <state>, "
                                 "<optimizer_state> or <gradient>";
+  return success();
+}
+
+LogicalResult VramDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != kPipelineSendAttrName)
+    return op->emitOpError()
+           << "result " << resultIndex << " has unknown attribute '" << name
+           << "' of the vram dialect";
+  auto to = dyn_cast<StringAttr>(attr.getValue());
+  if (!to || (to.getValue() != "previous" && to.getValue() != "next"))
+    return op->emitOpError() << "result " << resultIndex << ": '" << name
+                             << "' must be \"previous\" or \"next\"";
   return success();
 }
 

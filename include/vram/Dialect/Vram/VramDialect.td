@@ -42,6 +42,7 @@ def Vram_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Marks an op that repeats an earlier computation to save memory.
     static constexpr llvm::StringLiteral kRecomputeAttrName = "vram.recompute";
@@ -90,11 +91,26 @@ def Vram_Dialect : Dialect {
     static constexpr llvm::StringLiteral kTensorSliceOfAttrName =
         "vram.tensor_slice_of";
     /// The device grid (`shard.grid`) of a per-rank program, row-major, and
-    /// its axes: over the data-parallel ranks, and over the ranks a tensor-
-    /// parallel layer is split among.
+    /// its axes: over the data-parallel ranks, over the ranks a tensor-
+    /// parallel layer is split among, and over the pipeline's stages.
     static constexpr llvm::StringLiteral kRankGridName = "ranks";
     static constexpr int16_t kDataAxis = 0;
     static constexpr int16_t kTensorAxis = 1;
+    static constexpr int16_t kPipelineAxis = 2;
+    /// On the function of one pipeline stage (vram-pipeline-stage): a
+    /// dictionary {stage, stages, microbatches} of i64.
+    static constexpr llvm::StringLiteral kPipelineStageAttrName =
+        "vram.pipeline_stage";
+    /// On an argument of a pipeline stage: the neighbouring stage it is
+    /// received from, "previous" (an activation) or "next" (the gradient
+    /// of this stage's output).
+    static constexpr llvm::StringLiteral kPipelineRecvAttrName =
+        "vram.pipeline_recv";
+    /// On a result of a pipeline stage: the neighbouring stage it is sent
+    /// to, "next" (the stage's output) or "previous" (the gradient of the
+    /// received activation).
+    static constexpr llvm::StringLiteral kPipelineSendAttrName =
+        "vram.pipeline_send";
     /// PhaseAttr of a training step's backward and optimizer ops.
     static constexpr llvm::StringLiteral kPhaseAttrName = "vram.phase";
     /// MemoryCategoryAttr of an op: the category of its results.
