@@ -93,6 +93,11 @@ FailureOr<FunctionSignature> vram::getFunctionSignature(func::FuncOp func) {
   if (auto grid = SymbolTable::lookupNearestSymbolFrom<shard::GridOp>(
           func, StringAttr::get(func.getContext(), VramDialect::kRankGridName)))
     signature.grid = llvm::to_vector(grid.getShape());
+  if (auto stage = func->getAttrOfType<DictionaryAttr>(
+          VramDialect::kPipelineStageAttrName)) {
+    signature.isPipelineStage = true;
+    signature.microbatches = stage.getAs<IntegerAttr>("microbatches").getInt();
+  }
   func.walk([&](UpdateOp update) {
     if (!update.getMaster())
       return;

@@ -223,17 +223,25 @@ struct GridPosition {
 
 /// What argument `spec` of a per-rank program holds of the whole step's:
 /// data inputs are `dataRanks` times as many rows (each data-parallel rank
-/// takes its own); a parameter or state split among tensor-parallel ranks
-/// or sharded flat is part of a whole tensor.
-static TensorSpec getGlobalSpec(const TensorSpec &spec, int64_t dataRanks) {
+/// takes its own), and a pipeline stage's hold its `microbatches` batches
+/// stacked, which are consecutive rows of the whole batch; a parameter or
+/// state split among tensor-parallel ranks or sharded flat is part of a
+/// whole tensor.
+static TensorSpec getGlobalSpec(const TensorSpec &spec, int64_t dataRanks,
+                                int64_t microbatches) {
   TensorSpec global = spec;
-  if (spec.tensorSliceOf)
+  if (spec.tensorSliceOf) {
     global.shape.assign(spec.tensorSliceOf->shape.begin(),
                         spec.tensorSliceOf->shape.end());
-  else if (spec.flatOf)
+  } else if (spec.flatOf) {
     global.shape = *spec.flatOf;
-  else if (!spec.paramKind && !global.shape.empty())
+  } else if (!spec.paramKind && !global.shape.empty()) {
+    if (microbatches > 1 && global.shape.size() >= 2) {
+      global.shape[1] *= global.shape[0];
+      global.shape.erase(global.shape.begin());
+    }
     global.shape[0] *= dataRanks;
+  }
   return global;
 }
 
@@ -360,7 +368,8 @@ buildArguments(const FunctionSignature &signature,
     // Everything is made as the whole step's tensor, then cut to this
     // rank's part: the ranks of a data-parallel run see the data of one
     // big batch and the same parameters.
-    TensorSpec spec = getGlobalSpec(rankSpec, position.dataRanks);
+    TensorSpec spec =
+        getGlobalSpec(rankSpec, position.dataRanks, signature.microbatches);
     auto push = [&, &rankSpec = rankSpec](HostTensor tensor) {
       arguments.push_back(getRankPart(std::move(tensor), rankSpec, position));
     };
@@ -454,8 +463,10 @@ buildArguments(const FunctionSignature &signature,
     push(std::move(tensor));
     ++generatedParams;
   }
+  // A pipeline stage reads the files of the inputs it has, of the whole
+  // step's: the others' are for other stages.
   size_t expectedFiles = dataIndex + boundFiles;
-  if (inputs && expectedFiles < inputs->size()) {
+  if (inputs && expectedFiles < inputs->size() && !signature.isPipelineStage) {
     fail("--inputs: " + llvm::Twine(inputs->size()) + " input files for " +
          llvm::Twine(expectedFiles) + " inputs");
     return failure();
@@ -466,6 +477,32 @@ buildArguments(const FunctionSignature &signature,
                  << (missingReason.empty() ? "" : " (" + missingReason + ")")
                  << "; generated with seed " << seed << "\n";
   return arguments;
+}
+
+/// --parallel's options with this process's pipeline stage added when they
+/// have `pp=` and no `stage=`: the pipeline axis is the grid's last, so
+/// under mpirun the stage is the world rank modulo the stages (the rank as
+/// the launcher's environment gives it; 0 without one).
+static std::string withPipelineStage(llvm::StringRef options) {
+  SmallVector<llvm::StringRef> words;
+  options.split(words, ' ', -1, /*KeepEmpty=*/false);
+  int64_t stages = 0;
+  for (llvm::StringRef word : words) {
+    if (word.starts_with("stage="))
+      return options.str();
+    if (word.consume_front("pp="))
+      (void)word.getAsInteger(10, stages);
+  }
+  if (stages < 1)
+    return options.str();
+  int64_t worldRank = 0;
+  for (const char *variable :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char *value = std::getenv(variable)) {
+      (void)llvm::StringRef(value).getAsInteger(10, worldRank);
+      break;
+    }
+  return (options + " stage=" + llvm::Twine(worldRank % stages)).str();
 }
 
 /// Whether @main fits this machine's memory: its peak (the memory analysis,
@@ -636,10 +673,11 @@ int main(int argc, char **argv) {
     if (gradientCheck)
       differentiateDataInputs(main);
     PassManager pm(&context);
+    std::string rankOptions = withPipelineStage(parallelOptions);
     if (failed(addTrainingStepPasses(
             pm, trainOptions,
             parallelOptions.getNumOccurrences()
-                ? std::optional<llvm::StringRef>(parallelOptions)
+                ? std::optional<llvm::StringRef>(rankOptions)
                 : std::nullopt,
             [](const llvm::Twine &message) { fail(message); })))
       return 1;

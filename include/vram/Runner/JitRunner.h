@@ -59,6 +59,10 @@ struct FunctionSignature {
   /// too calls the collectives): ranks along VramDialect::kDataAxis, then
   /// kTensorAxis; none for any other program.
   std::optional<llvm::SmallVector<int64_t>> grid;
+  /// Of a pipeline stage's step (vram-pipeline-schedule): the micro-batches
+  /// each data input holds, stacked on its first axis; 1 otherwise.
+  int64_t microbatches = 1;
+  bool isPipelineStage = false;
 };
 
 /// The signature of `func` in host terms. Every argument and result must be

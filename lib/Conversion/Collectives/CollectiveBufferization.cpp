@@ -12,6 +12,10 @@
 //   reduce_scatter <avg>   ReduceScatterAverage_<T>(input, new buffer, group)
 //   all_slice              a subview at this rank's offset:
 //                          vramCollectiveGroupIndex(group) x the slice's size
+//   send (a pipeline's)    Send(buffer, group, peer, element bytes): the
+//                          buffer to the group's rank `peer`; the result is
+//                          the buffer
+//   recv                   in place: Recv(buffer, group, peer, element bytes)
 //
 // `group` is two i64: the number of ranks the collective spans (its grid
 // axes) and their stride in the row-major grid, from which the runtime
@@ -103,9 +107,10 @@ SmallVector<Value> getGroupArguments(RewriterBase &rewriter, Location loc,
 }
 
 /// Calls the runtime function `name` with `buffers` as unranked memrefs
-/// followed by the group.
+/// followed by the group and the i64s `trailing`.
 LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
-                          ValueRange buffers, RankGroup group) {
+                          ValueRange buffers, RankGroup group,
+                          ArrayRef<int64_t> trailing = {}) {
   Location loc = op->getLoc();
   SmallVector<Value> arguments;
   for (Value buffer : buffers) {
@@ -116,6 +121,9 @@ LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
         buffer));
   }
   llvm::append_range(arguments, getGroupArguments(rewriter, loc, group));
+  for (int64_t value : trailing)
+    arguments.push_back(arith::ConstantOp::create(
+        rewriter, loc, rewriter.getI64IntegerAttr(value)));
   FailureOr<func::FuncOp> callee = getCallee(
       op, name, rewriter.getFunctionType(ValueRange(arguments).getTypes(), {}),
       /*takesBuffers=*/true);
@@ -296,6 +304,58 @@ struct AllSliceModel
   }
 };
 
+/// send and recv (between pipeline stages): on their operand's buffer, the
+/// peer its index in the group. A send reads it, a receive fills it in
+/// place; either result is that buffer. The runtime moves bytes, whatever
+/// the element type (the memref passes without it, so its size goes too).
+template <typename Op>
+struct PointToPointModel
+    : BufferizableOpInterface::ExternalModel<PointToPointModel<Op>, Op> {
+  static constexpr bool kReceives = std::is_same_v<Op, shard::RecvOp>;
+
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return !kReceives;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return kReceives;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto transfer = cast<Op>(op);
+    ArrayRef<int64_t> peer;
+    if constexpr (kReceives)
+      peer = transfer.getSource().value_or(ArrayRef<int64_t>());
+    else
+      peer = transfer.getDestination();
+    if (peer.size() != 1 || ShapedType::isDynamic(peer[0]) ||
+        transfer.getGridAxes().size() != 1)
+      return op->emitError("only a transfer along one grid axis, to a "
+                           "static peer, has a runtime function");
+    FailureOr<RankGroup> group =
+        getRankGroup(op, transfer.getGridAttr(), transfer.getGridAxes());
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, transfer.getInput(), options, state);
+    if (failed(group) || failed(buffer))
+      return failure();
+    Type element = cast<MemRefType>(buffer->getType()).getElementType();
+    int64_t elementBytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+    if (failed(
+            callRuntime(rewriter, op,
+                        kReceives ? "vramCollectiveRecv" : "vramCollectiveSend",
+                        *buffer, *group, {peer[0], elementBytes})))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, *buffer);
+    return success();
+  }
+};
+
 } // namespace
 
 void registerCollectiveBufferizationExternalModels(DialectRegistry &registry) {
@@ -308,6 +368,8 @@ void registerCollectiveBufferizationExternalModels(DialectRegistry &registry) {
     shard::ReduceScatterOp::attachInterface<
         ExchangeModel<shard::ReduceScatterOp>>(*context);
     shard::AllSliceOp::attachInterface<AllSliceModel>(*context);
+    shard::SendOp::attachInterface<PointToPointModel<shard::SendOp>>(*context);
+    shard::RecvOp::attachInterface<PointToPointModel<shard::RecvOp>>(*context);
   });
 }
 

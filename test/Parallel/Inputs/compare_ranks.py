@@ -11,8 +11,12 @@ with `vram.tensor_slice_of`), and its optimizer state (outputs named
 `<parameter>.<state>`), is each rank's chunk of every part along the split
 axis: the ranks' chunks are joined back into the whole tensor.
 
+With --stages, the ranks are the stages of a pipeline: each output is on
+the ranks whose stage holds it (the loss on the last, a parameter where its
+layer runs), the same on each of them.
+
 usage: compare_ranks.py SINGLE RANK0 RANK1 ... [--tensor-slices STEP]
-                        [--rtol R] [--atol A]
+                        [--stages] [--rtol R] [--atol A]
 Prints `N outputs match` or the first mismatch (and exits 1)."""
 import argparse
 import os
@@ -85,14 +89,16 @@ def main():
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--atol", type=float, default=1e-7)
     parser.add_argument("--tensor-slices")
+    parser.add_argument("--stages", action="store_true")
     args = parser.parse_args()
     single = read_outputs(args.single)
     ranks = [read_outputs(path) for path in args.ranks]
     slices = read_slices(args.tensor_slices) if args.tensor_slices else {}
     for name, expected in single.items():
-        if any(name not in rank for rank in ranks):
+        holders = [rank for rank in ranks if name in rank]
+        if not holders or (len(holders) < len(ranks) and not args.stages):
             sys.exit(f"'{name}' is missing from a rank's outputs")
-        parts = [rank[name] for rank in ranks]
+        parts = [rank[name] for rank in holders]
         layout = layout_of(name, slices)
         actual = (join_tensor_slices(parts, layout) if layout
                   else whole(name, expected, parts))
