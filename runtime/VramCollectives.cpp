@@ -183,12 +183,26 @@ int peerRank(RankGroup group, int64_t peer) {
   return int(self + (peer - group.indexOf(self)) * group.stride);
 }
 
-Span getTransferSpan(UnrankedMemRef *buffer, int64_t elementBytes) {
-  Span span = getCollectiveSpan(buffer, elementBytes);
-  if (span.elements * elementBytes > INT32_MAX)
-    failCollective("a transfer of more than 2 GiB (MPI counts in int)");
-  return span;
-}
+/// A transfer's buffer and the world rank at its other end, once the
+/// sends that completed meanwhile are dropped.
+struct Transfer {
+  int peer;
+  char *data;
+  int bytes;
+
+  Transfer(UnrankedMemRef *buffer, int64_t size, int64_t stride,
+           int64_t peerIndex, int64_t elementBytes) {
+    RankGroup group{size, stride};
+    group.check();
+    peer = peerRank(group, peerIndex);
+    Span span = getCollectiveSpan(buffer, elementBytes);
+    if (span.elements * elementBytes > INT32_MAX)
+      failCollective("a transfer of more than 2 GiB (MPI counts in int)");
+    data = span.data;
+    bytes = int(span.elements * elementBytes);
+    dropCompletedSends();
+  }
+};
 
 } // namespace
 
@@ -196,18 +210,13 @@ extern "C" void _mlir_ciface_vramCollectiveSend(UnrankedMemRef *buffer,
                                                 int64_t size, int64_t stride,
                                                 int64_t peer,
                                                 int64_t elementBytes) {
-  RankGroup group{size, stride};
-  group.check();
-  int destination = peerRank(group, peer);
-  Span span = getTransferSpan(buffer, elementBytes);
+  Transfer transfer(buffer, size, stride, peer, elementBytes);
   static bool waitsAtExit = (std::atexit(waitForSends), true);
   (void)waitsAtExit;
-  dropCompletedSends();
-  const char *bytes = static_cast<const char *>(span.data);
   PendingSend &send = pendingSends().emplace_back(PendingSend{
       MPI_REQUEST_NULL,
-      std::vector<char>(bytes, bytes + span.elements * elementBytes)});
-  MPI_Isend(send.data.data(), int(send.data.size()), MPI_BYTE, destination,
+      std::vector<char>(transfer.data, transfer.data + transfer.bytes)});
+  MPI_Isend(send.data.data(), transfer.bytes, MPI_BYTE, transfer.peer,
             /*tag=*/0, MPI_COMM_WORLD, &send.request);
 }
 
@@ -215,17 +224,13 @@ extern "C" void _mlir_ciface_vramCollectiveRecv(UnrankedMemRef *buffer,
                                                 int64_t size, int64_t stride,
                                                 int64_t peer,
                                                 int64_t elementBytes) {
-  RankGroup group{size, stride};
-  group.check();
-  int source = peerRank(group, peer);
-  Span span = getTransferSpan(buffer, elementBytes);
-  dropCompletedSends();
+  Transfer transfer(buffer, size, stride, peer, elementBytes);
   MPI_Status status;
-  MPI_Recv(span.data, int(span.elements * elementBytes), MPI_BYTE, source,
+  MPI_Recv(transfer.data, transfer.bytes, MPI_BYTE, transfer.peer,
            /*tag=*/0, MPI_COMM_WORLD, &status);
   int received = 0;
   MPI_Get_count(&status, MPI_BYTE, &received);
-  if (received != span.elements * elementBytes)
+  if (received != transfer.bytes)
     failCollective("a transfer received a message of another size than its "
                    "buffer");
 }

@@ -151,22 +151,28 @@ FailureOr<Value> getRankIndex(RewriterBase &rewriter, Operation *op,
       .getResult();
 }
 
-/// all_reduce: in place on its operand's buffer, like a destination.
-struct AllReduceModel
-    : BufferizableOpInterface::ExternalModel<AllReduceModel,
-                                             shard::AllReduceOp> {
+/// The model of an op whose result is its operand's buffer, which it reads
+/// and/or writes in place.
+template <typename Model, typename Op, bool Reads, bool Writes>
+struct OnOperandBuffer : BufferizableOpInterface::ExternalModel<Model, Op> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
-    return true;
+    return Reads;
   }
   bool bufferizesToMemoryWrite(Operation *, OpOperand &,
                                const AnalysisState &) const {
-    return true;
+    return Writes;
   }
   AliasingValueList getAliasingValues(Operation *op, OpOperand &,
                                       const AnalysisState &) const {
     return {{op->getResult(0), BufferRelation::Equivalent}};
   }
+};
+
+/// all_reduce: in place on its operand's buffer, like a destination.
+struct AllReduceModel
+    : OnOperandBuffer<AllReduceModel, shard::AllReduceOp, /*Reads=*/true,
+                      /*Writes=*/true> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
@@ -308,23 +314,12 @@ struct AllSliceModel
 /// peer its index in the group. A send reads it, a receive fills it in
 /// place; either result is that buffer. The runtime moves bytes, whatever
 /// the element type (the memref passes without it, so its size goes too).
-template <typename Op>
+template <typename Op, bool Receives = std::is_same_v<Op, shard::RecvOp>>
 struct PointToPointModel
-    : BufferizableOpInterface::ExternalModel<PointToPointModel<Op>, Op> {
-  static constexpr bool kReceives = std::is_same_v<Op, shard::RecvOp>;
+    : OnOperandBuffer<PointToPointModel<Op>, Op, /*Reads=*/!Receives,
+                      /*Writes=*/Receives> {
+  static constexpr bool kReceives = Receives;
 
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return !kReceives;
-  }
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return kReceives;
-  }
-  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
-                                      const AnalysisState &) const {
-    return {{op->getResult(0), BufferRelation::Equivalent}};
-  }
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
