@@ -5,7 +5,7 @@
 // then the group: its size and stride, RankGroup in MpiWorld.h). Both
 // runtimes (VramCollectives.cpp on MPI, VramCollectivesNccl.cpp on NCCL)
 // define them with this macro, over their own templates allReduce<T>,
-// allGather<T> and reduceScatterAverage<T>; `suffix` names the element type
+// allGather<T> and reduceScatter<T>; `suffix` names the element type
 // as the pass does.
 //
 //===----------------------------------------------------------------------===//
@@ -34,7 +34,12 @@
   extern "C" void _mlir_ciface_vramCollectiveReduceScatterAverage_##suffix(    \
       vram::runtime::UnrankedMemRef *input,                                    \
       vram::runtime::UnrankedMemRef *output, int64_t size, int64_t stride) {   \
-    reduceScatterAverage<T>(input, output, {size, stride});                    \
+    reduceScatter<T>(input, output, {size, stride}, /*average=*/true);         \
+  }                                                                            \
+  extern "C" void _mlir_ciface_vramCollectiveReduceScatterSum_##suffix(        \
+      vram::runtime::UnrankedMemRef *input,                                    \
+      vram::runtime::UnrankedMemRef *output, int64_t size, int64_t stride) {   \
+    reduceScatter<T>(input, output, {size, stride}, /*average=*/false);        \
   }
 
 #endif // VRAM_RUNTIME_COLLECTIVESABI_H

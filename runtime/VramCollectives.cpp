@@ -88,7 +88,10 @@ void narrow(const std::vector<typename T::Wide> &sums, int64_t divisor,
     data[i] = T::narrow(sums[i] / typename T::Wide(divisor));
 }
 
-/// The communicator of `group`, split from the world on first use.
+/// The communicator of this rank's `group`, made on first use by the
+/// group's members alone (MPI_Comm_create_group): the stages of a pipeline
+/// reach their first collective at different times, and one waiting for the
+/// world (MPI_Comm_split) would wait for a stage that waits for its data.
 MPI_Comm communicator(RankGroup group) {
   static std::map<std::pair<int64_t, int64_t>, MPI_Comm> made;
   int rank = joinWorld();
@@ -97,9 +100,18 @@ MPI_Comm communicator(RankGroup group) {
     return MPI_COMM_WORLD;
   auto [it, inserted] =
       made.try_emplace({group.size, group.stride}, MPI_COMM_NULL);
-  if (inserted)
-    MPI_Comm_split(MPI_COMM_WORLD, int(group.colorOf(rank)),
-                   int(group.indexOf(rank)), &it->second);
+  if (inserted) {
+    std::vector<int> members(group.size);
+    int64_t first = rank - group.indexOf(rank) * group.stride;
+    for (int64_t i = 0; i < group.size; ++i)
+      members[i] = int(first + i * group.stride);
+    MPI_Group world, mine;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, int(group.size), members.data(), &mine);
+    MPI_Comm_create_group(MPI_COMM_WORLD, mine, /*tag=*/1, &it->second);
+    MPI_Group_free(&mine);
+    MPI_Group_free(&world);
+  }
   return it->second;
 }
 
@@ -125,8 +137,8 @@ void allGather(UnrankedMemRef *input, UnrankedMemRef *output, RankGroup group) {
 }
 
 template <typename T>
-void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
-                          RankGroup group) {
+void reduceScatter(UnrankedMemRef *input, UnrankedMemRef *output,
+                   RankGroup group, bool average) {
   MPI_Comm comm = communicator(group);
   Span in = getCollectiveSpan(input, sizeof(typename T::Stored));
   Span out = getCollectiveSpan(output, sizeof(typename T::Stored));
@@ -136,7 +148,7 @@ void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
   std::vector<typename T::Wide> sums(out.elements);
   MPI_Reduce_scatter_block(wide.data(), sums.data(), int(out.elements),
                            T::wideType(), MPI_SUM, comm);
-  narrow<T>(sums, group.size, out);
+  narrow<T>(sums, average ? group.size : 1, out);
 }
 
 /// Sends still in flight, each from its own copy of the data: a pipeline

@@ -135,8 +135,8 @@ void allGather(UnrankedMemRef *input, UnrankedMemRef *output, RankGroup group) {
 }
 
 template <typename T>
-void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
-                          RankGroup group) {
+void reduceScatter(UnrankedMemRef *input, UnrankedMemRef *output,
+                   RankGroup group, bool average) {
   ncclComm_t comm = communicator(group);
   cudaStream_t stream = world().stream;
   Span in = getCollectiveSpan(input, sizeof(T)),
@@ -144,7 +144,8 @@ void reduceScatterAverage(UnrankedMemRef *input, UnrankedMemRef *output,
   if (in.elements != out.elements * group.size)
     failCollective("reduce-scatter: the input is not ranks x the output");
   CHECK(ncclReduceScatter(in.data, out.data, size_t(out.elements),
-                          NcclType<T>::value, ncclAvg, comm, stream));
+                          NcclType<T>::value, average ? ncclAvg : ncclSum, comm,
+                          stream));
   CHECK(cudaStreamSynchronize(stream));
 }
 

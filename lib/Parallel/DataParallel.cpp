@@ -60,8 +60,7 @@ class DataParallelRewriter {
 public:
   DataParallelRewriter(func::FuncOp func, const ParallelOptions &options)
       : func(func), options(options), context(func.getContext()),
-        grid(FlatSymbolRefAttr::get(context, VramDialect::kRankGridName)),
-        dataAxis(DenseI16ArrayAttr::get(context, {VramDialect::kDataAxis})) {}
+        dataAxis(context, VramDialect::kDataAxis) {}
 
   LogicalResult run();
 
@@ -91,8 +90,7 @@ private:
   func::FuncOp func;
   ParallelOptions options;
   MLIRContext *context;
-  FlatSymbolRefAttr grid;
-  DenseI16ArrayAttr dataAxis;
+  RankGridAxis dataAxis;
 };
 
 } // namespace
@@ -197,7 +195,7 @@ void DataParallelRewriter::averageLoss() {
   OpBuilder builder(returnOp);
   auto average = shard::AllReduceOp::create(
       builder, NameLoc::get(StringAttr::get(context, "loss/all_reduce")),
-      loss.getType(), grid, dataAxis, loss,
+      loss.getType(), dataAxis.grid, dataAxis.axes, loss,
       shard::ReductionKindAttr::get(context, shard::ReductionKind::Average));
   returnOp.setOperand(0, average);
 }
@@ -214,7 +212,7 @@ void DataParallelRewriter::averageGradient(UpdateOp update) {
     // In place: the gradient's buffer holds the average.
     auto average = shard::AllReduceOp::create(
         builder, irAt(builder, param, "all_reduce").getLoc(), grad.getType(),
-        grid, dataAxis, grad, reduction);
+        dataAxis.grid, dataAxis.axes, grad, reduction);
     setPhase(average, Phase::Backward);
     grad.replaceAllUsesExcept(average, average);
     return;
@@ -232,8 +230,8 @@ void DataParallelRewriter::averageGradient(UpdateOp update) {
   IRBuilding ir = irAt(builder, param, "reduce_scatter");
   Value flat = flattenPadded(ir, grad, split);
   auto scattered = shard::ReduceScatterOp::create(
-      builder, ir.getLoc(), type.clone({split.slice}), grid, dataAxis, flat,
-      reduction, builder.getIndexAttr(0));
+      builder, ir.getLoc(), type.clone({split.slice}), dataAxis.grid,
+      dataAxis.axes, flat, reduction, builder.getIndexAttr(0));
   setPhaseUntil(producer->getNextNode(), scattered->getNextNode(),
                 Phase::Backward);
   setCategory(scattered, MemoryCategory::Gradient);
@@ -279,17 +277,18 @@ void DataParallelRewriter::shardUpdatedParameter(UpdateOp update) {
   }
   Operation *last = update->getPrevNode();
   Value flat = ir.reshape(param, {split.padded});
-  auto own = shard::AllSliceOp::create(builder, ir.getLoc(), sliceType, grid,
-                                       dataAxis, flat, builder.getIndexAttr(0));
+  auto own =
+      shard::AllSliceOp::create(builder, ir.getLoc(), sliceType, dataAxis.grid,
+                                dataAxis.axes, flat, builder.getIndexAttr(0));
   update.getInitsMutable()[0].set(own);
   if (options.zeroStage <= 1) {
     // All-reduced in full: the update reads the rank's slice of it.
     Value grad = update.getGradient();
     IRBuilding gradIr = irAt(builder, param, "grad_shard");
     Value flatGrad = flattenPadded(gradIr, grad, split);
-    auto gradSlice =
-        shard::AllSliceOp::create(builder, gradIr.getLoc(), sliceType, grid,
-                                  dataAxis, flatGrad, builder.getIndexAttr(0));
+    auto gradSlice = shard::AllSliceOp::create(
+        builder, gradIr.getLoc(), sliceType, dataAxis.grid, dataAxis.axes,
+        flatGrad, builder.getIndexAttr(0));
     update.getGradientMutable().set(gradSlice);
   }
   setPhaseUntil(last->getNextNode(), update, Phase::Optimizer);
@@ -297,9 +296,9 @@ void DataParallelRewriter::shardUpdatedParameter(UpdateOp update) {
   updated.setType(sliceType);
   builder.setInsertionPointAfter(update);
   IRBuilding after = irAt(builder, param, "all_gather");
-  auto whole =
-      shard::AllGatherOp::create(builder, after.getLoc(), paddedType, grid,
-                                 dataAxis, updated, builder.getIndexAttr(0));
+  auto whole = shard::AllGatherOp::create(builder, after.getLoc(), paddedType,
+                                          dataAxis.grid, dataAxis.axes, updated,
+                                          builder.getIndexAttr(0));
   // Back in the parameter's stored shape: padded flat, or its own.
   Value result = after.reshape(
       whole, cast<RankedTensorType>(param.getType()).getShape());
@@ -325,8 +324,8 @@ void DataParallelRewriter::gatherForUses(BlockArgument param,
   IRBuilding ir =
       irAt(builder, param, phase ? "all_gather_backward" : "all_gather");
   auto gathered = shard::AllGatherOp::create(
-      builder, ir.getLoc(), fullType.clone({split.padded}), grid, dataAxis,
-      param, builder.getIndexAttr(0));
+      builder, ir.getLoc(), fullType.clone({split.padded}), dataAxis.grid,
+      dataAxis.axes, param, builder.getIndexAttr(0));
   setCategory(gathered, MemoryCategory::Communication);
   Value whole = viewAs(ir, gathered, fullType);
   if (phase)

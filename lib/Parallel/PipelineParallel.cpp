@@ -291,9 +291,7 @@ class PipelineScheduler {
 public:
   PipelineScheduler(func::FuncOp func, DictionaryAttr stageAttr)
       : func(func), context(func.getContext()),
-        grid(FlatSymbolRefAttr::get(context, VramDialect::kRankGridName)),
-        pipelineAxis(
-            DenseI16ArrayAttr::get(context, {VramDialect::kPipelineAxis})),
+        pipelineAxis(context, VramDialect::kPipelineAxis),
         stage(getStageField(stageAttr, "stage")),
         stages(getStageField(stageAttr, "stages")),
         microbatches(getStageField(stageAttr, "microbatches")) {}
@@ -316,8 +314,7 @@ private:
 
   func::FuncOp func;
   MLIRContext *context;
-  FlatSymbolRefAttr grid;
-  DenseI16ArrayAttr pipelineAxis;
+  RankGridAxis pipelineAxis;
   int64_t stage, stages, microbatches;
 
   SmallVector<Operation *> forward, backward, optimizer;
@@ -437,9 +434,9 @@ Value PipelineScheduler::receive(OpBuilder &builder, BlockArgument arg,
   auto type = cast<RankedTensorType>(arg.getType());
   auto buffer = tensor::EmptyOp::create(builder, loc, type.getShape(),
                                         type.getElementType());
-  auto recv =
-      shard::RecvOp::create(builder, loc, type, grid, pipelineAxis, buffer,
-                            builder.getDenseI64ArrayAttr(source), ValueRange());
+  auto recv = shard::RecvOp::create(
+      builder, loc, type, pipelineAxis.grid, pipelineAxis.axes, buffer,
+      builder.getDenseI64ArrayAttr(source), ValueRange());
   if (phase) {
     setPhase(buffer, *phase);
     setPhase(recv, *phase);
@@ -454,8 +451,8 @@ void PipelineScheduler::send(OpBuilder &builder, Value value, StringRef to,
       NameLoc::get(StringAttr::get(context, getValueName(value) + "/send")),
       mb);
   auto op = shard::SendOp::create(
-      builder, loc, value.getType(), grid, pipelineAxis, value,
-      builder.getDenseI64ArrayAttr(destination), ValueRange());
+      builder, loc, value.getType(), pipelineAxis.grid, pipelineAxis.axes,
+      value, builder.getDenseI64ArrayAttr(destination), ValueRange());
   if (phase)
     setPhase(op, *phase);
 }

@@ -2,6 +2,7 @@
 
 #include "RankGrid.h"
 
+#include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/Vram/VramDialect.h"
 
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
@@ -29,4 +30,14 @@ void vram::setRankGridAxis(ModuleOp module, int16_t axis, int64_t ranks) {
   // Private: once lowering has turned the collectives into runtime calls,
   // nothing refers to it and symbol-dce drops it.
   SymbolTable::setSymbolVisibility(grid, SymbolTable::Visibility::Private);
+}
+
+vram::RankGridAxis::RankGridAxis(MLIRContext *context, int16_t axis)
+    : grid(FlatSymbolRefAttr::get(context, VramDialect::kRankGridName)),
+      axes(DenseI16ArrayAttr::get(context, {axis})) {}
+
+bool vram::isUnaryElementwise(Operation *op) {
+  return isa<ONNXDialect>(op->getDialect()) && op->getNumOperands() == 1 &&
+         op->getNumResults() == 1 &&
+         op->hasTrait<OpTrait::SameOperandsAndResultShape>();
 }

@@ -18,6 +18,19 @@ namespace vram {
 /// grid (private, every other axis 1) if the module has none.
 void setRankGridAxis(mlir::ModuleOp module, int16_t axis, int64_t ranks);
 
+/// The grid @ranks and one of its axes, as a collective over that axis
+/// names them.
+struct RankGridAxis {
+  mlir::FlatSymbolRefAttr grid;
+  mlir::DenseI16ArrayAttr axes;
+
+  RankGridAxis(mlir::MLIRContext *context, int16_t axis);
+};
+
+/// An ONNX op with one operand and one result of its shape (an activation,
+/// a cast): it works on each element alone.
+bool isUnaryElementwise(mlir::Operation *op);
+
 } // namespace vram
 
 #endif // VRAM_LIB_PARALLEL_RANKGRID_H

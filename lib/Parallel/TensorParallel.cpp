@@ -597,9 +597,7 @@ bool Region::visitSameSplit(Operation *op) {
   }
   // Elementwise math of one operand (activations, casts): no axis, no
   // other operand.
-  if (isa<ONNXDialect>(op->getDialect()) && op->getNumOperands() == 1 &&
-      op->getNumResults() == 1 &&
-      op->hasTrait<OpTrait::SameOperandsAndResultShape>())
+  if (isUnaryElementwise(op))
     return propagate(op->getOperand(0), op->getResult(0), identity, identity);
   return false;
 }
@@ -609,9 +607,7 @@ class TensorParallelRewriter {
 public:
   TensorParallelRewriter(func::FuncOp func, int64_t ranks)
       : func(func), ranks(ranks), context(func.getContext()),
-        grid(FlatSymbolRefAttr::get(context, VramDialect::kRankGridName)),
-        tensorAxis(
-            DenseI16ArrayAttr::get(context, {VramDialect::kTensorAxis})) {}
+        tensorAxis(context, VramDialect::kTensorAxis) {}
 
   LogicalResult run();
 
@@ -624,8 +620,7 @@ private:
   func::FuncOp func;
   int64_t ranks;
   MLIRContext *context;
-  FlatSymbolRefAttr grid;
-  DenseI16ArrayAttr tensorAxis;
+  RankGridAxis tensorAxis;
   DenseMap<Value, Value> copies;
   DenseSet<BlockArgument> slicedParameters;
 };
@@ -658,7 +653,7 @@ Value TensorParallelRewriter::copyForRanks(Value input) {
   else
     builder.setInsertionPointToStart(&func.front());
   copy = TensorParallelCopyOp::create(builder, input.getLoc(), input.getType(),
-                                      input, grid, tensorAxis);
+                                      input, tensorAxis.grid, tensorAxis.axes);
   return copy;
 }
 
@@ -705,7 +700,8 @@ void TensorParallelRewriter::commit(const Region &region) {
     builder.setInsertionPointAfter(op);
     Value partial = op->getResult(0);
     auto sum = shard::AllReduceOp::create(
-        builder, op->getLoc(), partial.getType(), grid, tensorAxis, partial,
+        builder, op->getLoc(), partial.getType(), tensorAxis.grid,
+        tensorAxis.axes, partial,
         shard::ReductionKindAttr::get(context, shard::ReductionKind::Sum));
     Value result = sum;
     // Each rank would add a Gemm's bias to its partial sum: added once,

@@ -17,6 +17,7 @@
 #include "vram/Dialect/ONNX/ONNXOps.h"
 #include "vram/Dialect/Vram/VramOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -371,6 +372,10 @@ void TrainingStepBuilder::recomputeCheapSavedValues(
     });
   };
   auto keptAnyway = [&](Value value) {
+    // A tensor-parallel copy is a view: of a parameter (sequence
+    // parallelism's LayerNorm scales), kept like the parameter.
+    while (auto copy = value.getDefiningOp<TensorParallelCopyOp>())
+      value = copy.getInput();
     Operation *producer = value.getDefiningOp();
     return !producer || producer->hasTrait<OpTrait::ConstantLike>() ||
            isa<NoneType>(value.getType()) || readByBackward(value);
@@ -381,14 +386,17 @@ void TrainingStepBuilder::recomputeCheapSavedValues(
       continue;
     // Backward readers get the copy; forward readers keep the original,
     // which then dies at the last of them. A tensor-parallel layer reads
-    // the value through vram.tensor_parallel_copy (a view): its backward
-    // readers get a copy of the view of the copy.
-    SmallVector<std::pair<OpOperand *, TensorParallelCopyOp>> backwardUses;
+    // the value through vram.tensor_parallel_copy (a view), or with
+    // sequence parallelism through an all-gather of the tokens: its
+    // backward readers get a copy of the view of the copy, or gather the
+    // copy again (as Megatron-LM does rather than keep the gathered input).
+    SmallVector<std::pair<OpOperand *, Operation *>> backwardUses;
     for (OpResult result : op->getResults())
       for (OpOperand &use : result.getUses()) {
-        if (isBackwardOp(use.getOwner()))
+        Operation *view = use.getOwner();
+        if (isBackwardOp(view))
           backwardUses.push_back({&use, nullptr});
-        else if (auto view = dyn_cast<TensorParallelCopyOp>(use.getOwner()))
+        else if (isa<TensorParallelCopyOp, shard::AllGatherOp>(view))
           for (OpOperand &viewUse : view->getUses())
             if (isBackwardOp(viewUse.getOwner()))
               backwardUses.push_back({&viewUse, view});

@@ -36,7 +36,9 @@ struct TensorParallelPass
 
   void runOnOperation() override {
     func::FuncOp main = getMain(getOperation(), "vram-tensor-parallel");
-    if (!main || failed(vram::parallelizeTensors(main, tensorParallel)))
+    if (!main || failed(vram::parallelizeTensors(main, tensorParallel)) ||
+        (sequenceParallel &&
+         failed(vram::parallelizeSequence(main, tensorParallel))))
       return signalPassFailure();
   }
 };
@@ -108,12 +110,12 @@ LogicalResult vram::addTrainingStepPasses(
   if (parallelOptions)
     parallelOptions->split(words, ' ', -1, /*KeepEmpty=*/false);
   for (StringRef word : words) {
-    std::string &options = word.starts_with("tp=") ? tensorOptions
-                           : word.starts_with("pp=") ||
-                                   word.starts_with("stage=") ||
-                                   word.starts_with("microbatches=")
-                               ? pipelineOptions
-                               : dataOptions;
+    std::string &options =
+        word.starts_with("tp=") || word.starts_with("sp=") ? tensorOptions
+        : word.starts_with("pp=") || word.starts_with("stage=") ||
+                word.starts_with("microbatches=")
+            ? pipelineOptions
+            : dataOptions;
     options.append((word + " ").str());
   }
   if (!tensorOptions.empty() &&

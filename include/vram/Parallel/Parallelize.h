@@ -80,6 +80,14 @@ mlir::LogicalResult splitPipelineStage(mlir::func::FuncOp func,
 /// first axis. A no-op on a function without the pipeline attribute.
 mlir::LogicalResult schedulePipeline(mlir::func::FuncOp func);
 
+/// Adds sequence parallelism (Korthikanti et al. 2022) to a forward pass
+/// `parallelizeTensors` split among `ranks` ranks: the token-wise ops
+/// between its layer pairs (residual sums, LayerNorms, dropout) run on the
+/// rank's 1/ranks of the tokens; the all-reduce after each row layer
+/// becomes a reduce-scatter along the tokens, the copy before each column
+/// layer an all-gather. Errors name what does not split.
+mlir::LogicalResult parallelizeSequence(mlir::func::FuncOp func, int64_t ranks);
+
 /// Rewrites the training step `func` (vram-train's output, with an
 /// optimizer) into the program of one data-parallel rank: gradients
 /// averaged across ranks (all-reduce, or reduce-scatter from ZeRO-2 on),

@@ -280,6 +280,10 @@ def TensorParallelPass : Pass<"vram-tensor-parallel", "mlir::ModuleOp"> {
   let options = [
     Option<"tensorParallel", "tp", "int64_t", /*default=*/"1",
            "tensor-parallel ranks each linear-layer pair is split among">,
+    Option<"sequenceParallel", "sp", "bool", /*default=*/"false",
+           "sequence parallelism: the token-wise ops between the pairs run "
+           "on each rank's part of the tokens (reduce-scatter and "
+           "all-gather instead of all-reduce and copy)">,
   ];
 }
 

@@ -74,6 +74,15 @@ FailureOr<RankGroup> getRankGroup(Operation *op, FlatSymbolRefAttr gridName,
   return group;
 }
 
+/// Whether the ranks' parts of `type` along `axis` are contiguous, one
+/// after the other: every dim before it is 1 (a sequence-parallel
+/// [1, tokens, hidden] split along the tokens is; ZeRO's flat tensors are).
+bool isContiguousAlong(ShapedType type, int64_t axis) {
+  return axis >= 0 && axis < type.getRank() &&
+         llvm::all_of(type.getShape().take_front(axis),
+                      [](int64_t dim) { return dim == 1; });
+}
+
 /// `_f32`, `_f16`, `_bf16`, `_f64`: the runtime entry for the element type.
 FailureOr<std::string> getTypeSuffix(Operation *op, Type element) {
   if (element.isF32())
@@ -224,15 +233,24 @@ struct ExchangeModel
                           BufferizationState &state) const {
     auto collective = cast<Op>(op);
     StringRef name = "vramCollectiveAllGather";
+    int64_t axis;
     if constexpr (std::is_same_v<Op, shard::ReduceScatterOp>) {
-      if (collective.getReduction() != shard::ReductionKind::Average)
-        return op->emitError("only a reduce-scatter <average> has a runtime "
-                             "function");
-      name = "vramCollectiveReduceScatterAverage";
+      shard::ReductionKind kind = collective.getReduction();
+      if (kind != shard::ReductionKind::Average &&
+          kind != shard::ReductionKind::Sum)
+        return op->emitError("only a reduce-scatter <average> or <sum> has a "
+                             "runtime function");
+      name = kind == shard::ReductionKind::Sum
+                 ? "vramCollectiveReduceScatterSum"
+                 : "vramCollectiveReduceScatterAverage";
+      axis = collective.getScatterAxis().getSExtValue();
+    } else {
+      axis = collective.getGatherAxis().getSExtValue();
     }
     auto type = cast<RankedTensorType>(collective.getType());
-    if (type.getRank() != 1)
-      return op->emitError("only 1-d collectives have a runtime function");
+    if (!isContiguousAlong(type, axis))
+      return op->emitError("only collectives along the first axis that is "
+                           "not 1 have a runtime function");
     FailureOr<RankGroup> group =
         getRankGroup(op, collective.getGridAttr(), collective.getGridAxes());
     FailureOr<std::string> suffix = getTypeSuffix(op, type.getElementType());
@@ -251,7 +269,8 @@ struct ExchangeModel
   }
 };
 
-/// all_slice: the rank's part of its (replicated) input, a view.
+/// all_slice: the rank's part of its (replicated) input along the slice
+/// axis, a view (strided but for a 1-d slice or one whose outer dims are 1).
 struct AllSliceModel
     : BufferizableOpInterface::ExternalModel<AllSliceModel, shard::AllSliceOp> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
@@ -266,6 +285,21 @@ struct AllSliceModel
                                       const AnalysisState &) const {
     return {{op->getResult(0), BufferRelation::Unknown}};
   }
+  /// The view's type: the slice's shape with the input's row-major strides
+  /// and an offset known at run time (the rank's).
+  static MemRefType getViewType(shard::AllSliceOp slice,
+                                Attribute memorySpace) {
+    auto input = cast<RankedTensorType>(slice.getInput().getType());
+    auto sliceType = cast<RankedTensorType>(slice.getType());
+    SmallVector<int64_t> strides(input.getRank(), 1);
+    for (int64_t d = input.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * input.getDimSize(d + 1);
+    return MemRefType::get(sliceType.getShape(), sliceType.getElementType(),
+                           StridedLayoutAttr::get(slice.getContext(),
+                                                  ShapedType::kDynamic,
+                                                  strides),
+                           memorySpace);
+  }
   FailureOr<BufferLikeType>
   getBufferType(Operation *op, Value, const BufferizationOptions &options,
                 const BufferizationState &state,
@@ -275,19 +309,18 @@ struct AllSliceModel
         slice.getInput(), options, state, invocationStack);
     if (failed(source))
       return failure();
-    auto sliceType = cast<RankedTensorType>(slice.getType());
-    return cast<BufferLikeType>(MemRefType::get(
-        sliceType.getShape(), sliceType.getElementType(),
-        StridedLayoutAttr::get(op->getContext(), ShapedType::kDynamic, {1}),
-        cast<MemRefType>(*source).getMemorySpace()));
+    return cast<BufferLikeType>(
+        getViewType(slice, cast<MemRefType>(*source).getMemorySpace()));
   }
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto slice = cast<shard::AllSliceOp>(op);
     auto type = cast<RankedTensorType>(slice.getType());
-    if (type.getRank() != 1)
-      return op->emitError("only 1-d slices are lowered");
+    int64_t axis = slice.getSliceAxis().getSExtValue();
+    if (!type.hasStaticShape() || axis < 0 || axis >= type.getRank())
+      return op->emitError("only static slices along one of their axes are "
+                           "lowered");
     FailureOr<RankGroup> group =
         getRankGroup(op, slice.getGridAttr(), slice.getGridAxes());
     FailureOr<Value> source =
@@ -299,12 +332,19 @@ struct AllSliceModel
     if (failed(rank))
       return failure();
     Value extent =
-        arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(0));
-    Value offset = arith::MulIOp::create(rewriter, loc, *rank, extent);
+        arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(axis));
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    offsets[axis] =
+        arith::MulIOp::create(rewriter, loc, *rank, extent).getResult();
+    SmallVector<OpFoldResult> sizes,
+        strides(type.getRank(), rewriter.getIndexAttr(1));
+    for (int64_t dim : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(dim));
     Value view = memref::SubViewOp::create(
-        rewriter, loc, *source, ArrayRef<OpFoldResult>{offset},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(type.getDimSize(0))},
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)});
+        rewriter, loc,
+        getViewType(slice,
+                    cast<MemRefType>(source->getType()).getMemorySpace()),
+        *source, offsets, sizes, strides);
     replaceOpWithBufferizedValues(rewriter, op, view);
     return success();
   }

@@ -3,6 +3,7 @@
 #include "vram/Dialect/Vram/VramDialect.h"
 #include "vram/Dialect/Vram/VramOps.h"
 
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -74,6 +75,9 @@ LogicalResult VramDialect::verifyOperationAttribute(Operation *op,
     return expect(bytes && !bytes.getValue().isNegative(),
                   "a non-negative integer (bytes)");
   }
+  if (name == kReplicatedReadersAttrName)
+    return expect(isa<UnitAttr>(value) && isa<shard::AllGatherOp>(op),
+                  "a unit attribute on a shard.all_gather");
   if (name == kNoLibraryWorkspaceAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");
   if (name == kResultsInArgumentsAttrName)

@@ -111,6 +111,13 @@ def Vram_Dialect : Dialect {
     /// received activation).
     static constexpr llvm::StringLiteral kPipelineSendAttrName =
         "vram.pipeline_send";
+    /// On a shard.all_gather of sequence parallelism whose readers run
+    /// replicated (the head after the last layer): the gradient reaching it
+    /// is the same on every rank, so its input's gradient is the rank's
+    /// part of it, without a reduction (Megatron-LM's gather with
+    /// tensor_parallel_output_grad=False).
+    static constexpr llvm::StringLiteral kReplicatedReadersAttrName =
+        "vram.replicated_readers";
     /// PhaseAttr of a training step's backward and optimizer ops.
     static constexpr llvm::StringLiteral kPhaseAttrName = "vram.phase";
     /// MemoryCategoryAttr of an op: the category of its results.
