@@ -10,8 +10,12 @@
 //   all_reduce <sum>       in place: AllReduceSum_<T>(buffer, group)
 //   all_gather             AllGather_<T>(input, new buffer, group)
 //   reduce_scatter <avg>   ReduceScatterAverage_<T>(input, new buffer, group)
-//   all_slice              a subview at this rank's offset:
+//   reduce_scatter <sum>   ReduceScatterSum_<T>(input, new buffer, group)
+//   all_slice              a subview at this rank's offset along its axis:
 //                          vramCollectiveGroupIndex(group) x the slice's size
+//
+// A gather and a reduce-scatter move contiguous parts: along an axis whose
+// outer dims are 1 (flat tensors; [1, tokens, hidden]).
 //   send (a pipeline's)    Send(buffer, group, peer, element bytes): the
 //                          buffer to the group's rank `peer`; the result is
 //                          the buffer
