@@ -12,13 +12,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "CollectivesAbi.h"
+#include "MpiTransfers.h"
 #include "MpiWorld.h"
 
-#include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -151,100 +149,24 @@ void reduceScatter(UnrankedMemRef *input, UnrankedMemRef *output,
   narrow<T>(sums, average ? group.size : 1, out);
 }
 
-/// Sends still in flight, each from its own copy of the data: a pipeline
-/// stage sends its output and goes on (its next forward, a backward) before
-/// the next stage has received it, and with blocking sends two stages that
-/// send to each other at once would wait forever; the program may also
-/// reuse the sent buffer at once. Completed ones are dropped at each
-/// transfer; the rest are waited for before MPI finalizes.
-struct PendingSend {
-  MPI_Request request;
-  std::vector<char> data;
-};
-std::vector<PendingSend> &pendingSends() {
-  // Never destroyed: the exit handler that waits for them runs after
-  // static destructors registered later than it.
-  static auto *sends = new std::vector<PendingSend>;
-  return *sends;
-}
-
-void dropCompletedSends() {
-  auto &sends = pendingSends();
-  sends.erase(std::remove_if(sends.begin(), sends.end(),
-                             [](PendingSend &send) {
-                               int done = 0;
-                               MPI_Test(&send.request, &done,
-                                        MPI_STATUS_IGNORE);
-                               return done != 0;
-                             }),
-              sends.end());
-}
-
-void waitForSends() {
-  for (PendingSend &send : pendingSends())
-    MPI_Wait(&send.request, MPI_STATUS_IGNORE);
-  pendingSends().clear();
-}
-
-/// The world rank of index `peer` in this rank's `group`.
-int peerRank(RankGroup group, int64_t peer) {
-  int64_t self = joinWorld();
-  if (peer < 0 || peer >= group.size || peer == group.indexOf(self))
-    failCollective("a transfer to or from a rank outside the group, or to "
-                   "itself");
-  return int(self + (peer - group.indexOf(self)) * group.stride);
-}
-
-/// A transfer's buffer and the world rank at its other end, once the
-/// sends that completed meanwhile are dropped.
-struct Transfer {
-  int peer;
-  char *data;
-  int bytes;
-
-  Transfer(UnrankedMemRef *buffer, int64_t size, int64_t stride,
-           int64_t peerIndex, int64_t elementBytes) {
-    RankGroup group{size, stride};
-    group.check();
-    peer = peerRank(group, peerIndex);
-    Span span = getCollectiveSpan(buffer, elementBytes);
-    if (span.elements * elementBytes > INT32_MAX)
-      failCollective("a transfer of more than 2 GiB (MPI counts in int)");
-    data = span.data;
-    bytes = int(span.elements * elementBytes);
-    dropCompletedSends();
-  }
-};
-
 } // namespace
 
 extern "C" void _mlir_ciface_vramCollectiveSend(UnrankedMemRef *buffer,
                                                 int64_t size, int64_t stride,
                                                 int64_t peer,
                                                 int64_t elementBytes) {
-  Transfer transfer(buffer, size, stride, peer, elementBytes);
-  static bool waitsAtExit = (std::atexit(waitForSends), true);
-  (void)waitsAtExit;
-  PendingSend &send = pendingSends().emplace_back(PendingSend{
-      MPI_REQUEST_NULL,
-      std::vector<char>(transfer.data, transfer.data + transfer.bytes)});
-  MPI_Isend(send.data.data(), transfer.bytes, MPI_BYTE, transfer.peer,
-            /*tag=*/0, MPI_COMM_WORLD, &send.request);
+  Span span = getCollectiveSpan(buffer, elementBytes);
+  sendBytes(span.data,
+            TransferEnd(size, stride, peer, span.elements * elementBytes));
 }
 
 extern "C" void _mlir_ciface_vramCollectiveRecv(UnrankedMemRef *buffer,
                                                 int64_t size, int64_t stride,
                                                 int64_t peer,
                                                 int64_t elementBytes) {
-  Transfer transfer(buffer, size, stride, peer, elementBytes);
-  MPI_Status status;
-  MPI_Recv(transfer.data, transfer.bytes, MPI_BYTE, transfer.peer,
-           /*tag=*/0, MPI_COMM_WORLD, &status);
-  int received = 0;
-  MPI_Get_count(&status, MPI_BYTE, &received);
-  if (received != transfer.bytes)
-    failCollective("a transfer received a message of another size than its "
-                   "buffer");
+  Span span = getCollectiveSpan(buffer, elementBytes);
+  receiveBytes(span.data,
+               TransferEnd(size, stride, peer, span.elements * elementBytes));
 }
 
 extern "C" int64_t vramCollectiveRank(int64_t ranks) {

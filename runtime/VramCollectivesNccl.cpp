@@ -16,6 +16,7 @@
 
 #include "CollectivesAbi.h"
 #include "LocalDevice.h"
+#include "MpiTransfers.h"
 #include "MpiWorld.h"
 
 #include <cuda_runtime.h>
@@ -25,6 +26,7 @@
 #include <cstdio>
 #include <map>
 #include <utility>
+#include <vector>
 
 using namespace vram::runtime;
 
@@ -150,6 +152,47 @@ void reduceScatter(UnrankedMemRef *input, UnrankedMemRef *output,
 }
 
 } // namespace
+
+namespace {
+/// A pipeline's transfer through host memory, as an MPI message: the
+/// sender does not wait for the receiver (two stages that send to each
+/// other at once would block both their streams with NCCL's send and
+/// receive), at the price of a copy each way over the host link.
+struct StagedTransfer {
+  Span device;
+  TransferEnd end;
+  std::vector<char> host;
+
+  StagedTransfer(UnrankedMemRef *buffer, int64_t size, int64_t stride,
+                 int64_t peer, int64_t elementBytes)
+      : device(getCollectiveSpan(buffer, elementBytes)),
+        end(size, stride, peer, device.elements * elementBytes),
+        host(end.bytes) {}
+};
+} // namespace
+
+extern "C" void _mlir_ciface_vramCollectiveSend(UnrankedMemRef *buffer,
+                                                int64_t size, int64_t stride,
+                                                int64_t peer,
+                                                int64_t elementBytes) {
+  StagedTransfer transfer(buffer, size, stride, peer, elementBytes);
+  // Not NCCL's stream: making the communicator waits for every rank, and
+  // the next stage may be waiting for this message.
+  CHECK(cudaDeviceSynchronize());
+  CHECK(cudaMemcpy(transfer.host.data(), transfer.device.data,
+                   transfer.end.bytes, cudaMemcpyDeviceToHost));
+  sendBytes(transfer.host.data(), transfer.end);
+}
+
+extern "C" void _mlir_ciface_vramCollectiveRecv(UnrankedMemRef *buffer,
+                                                int64_t size, int64_t stride,
+                                                int64_t peer,
+                                                int64_t elementBytes) {
+  StagedTransfer transfer(buffer, size, stride, peer, elementBytes);
+  receiveBytes(transfer.host.data(), transfer.end);
+  CHECK(cudaMemcpy(transfer.device.data, transfer.host.data(),
+                   transfer.end.bytes, cudaMemcpyHostToDevice));
+}
 
 extern "C" int64_t vramCollectiveRank(int64_t ranks) {
   int rank = joinWorld(ranks);
