@@ -48,10 +48,13 @@ constexpr StringLiteral kNext = "next";
 //===----------------------------------------------------------------------===//
 
 /// Ops that only look at a parameter differently: a stage that reads the
-/// view holds the parameter itself (a tied LM head's transposed embedding).
+/// view holds the parameter itself (a tied LM head's transposed embedding,
+/// sequence parallelism's copies of the LayerNorm scales and slice of the
+/// position table).
 bool isParameterView(Operation *op) {
   return isa<ONNXTransposeOp, ONNXReshapeOp, ONNXCastOp, ONNXIdentityOp,
-             ONNXUnsqueezeOp, ONNXSqueezeOp, ONNXFlattenOp>(op);
+             ONNXUnsqueezeOp, ONNXSqueezeOp, ONNXFlattenOp,
+             TensorParallelCopyOp, shard::AllSliceOp>(op);
 }
 
 /// The forward pass as a sequence of the ops that carry activations: the
