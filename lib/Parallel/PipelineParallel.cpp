@@ -32,6 +32,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <limits>
 
@@ -161,6 +162,48 @@ SmallVector<size_t> chooseCuts(const StageCut &cut, int64_t stages) {
   return chosen;
 }
 
+/// Marks the parameters that stage `stage` reads and other stages read
+/// too (an embedding tied to the LM head) with the other stages
+/// (VramDialect::kPipelineSharedAttrName): each stage holds its copy and
+/// their gradients are summed.
+void markSharedParameters(func::FuncOp func, const StageCut &cut,
+                          ArrayRef<size_t> chosen, int64_t stage) {
+  // The stages each op's results reach, from the last op back: a carried
+  // op's own, a replicable one's every reader's.
+  llvm::DenseMap<Operation *, llvm::SmallSetVector<int64_t, 2>> stagesOf;
+  for (auto [position, op] : llvm::enumerate(cut.carried)) {
+    int64_t owner = llvm::count_if(
+        chosen, [&](size_t c) { return cut.cuts[c].first <= position; });
+    stagesOf[op].insert(owner);
+  }
+  Block &body = func.getBody().front();
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (!cut.replicable.contains(&op))
+      continue;
+    auto &mine = stagesOf[&op];
+    for (Operation *user : op.getUsers())
+      if (auto it = stagesOf.find(user); it != stagesOf.end())
+        mine.insert(it->second.begin(), it->second.end());
+  }
+  for (BlockArgument arg : func.getArguments()) {
+    if (getParamKind(func, arg.getArgNumber()) != ParamKind::Trainable)
+      continue;
+    llvm::SmallSetVector<int64_t, 2> readers;
+    for (Operation *user : arg.getUsers())
+      if (auto it = stagesOf.find(user); it != stagesOf.end())
+        readers.insert(it->second.begin(), it->second.end());
+    if (!readers.contains(stage) || readers.size() < 2)
+      continue;
+    SmallVector<int64_t> others;
+    for (int64_t reader : readers)
+      if (reader != stage)
+        others.push_back(reader);
+    llvm::sort(others);
+    func.setArgAttr(arg.getArgNumber(), VramDialect::kPipelineSharedAttrName,
+                    DenseI64ArrayAttr::get(func.getContext(), others));
+  }
+}
+
 DictionaryAttr getStageAttr(func::FuncOp func) {
   return func->getAttrOfType<DictionaryAttr>(
       VramDialect::kPipelineStageAttrName);
@@ -233,6 +276,7 @@ LogicalResult splitPipelineStage(func::FuncOp func,
   size_t end =
       s + 1 == options.stages ? cut.carried.size() : cut.cuts[chosen[s]].first;
 
+  markSharedParameters(func, cut, chosen, s);
   Block &body = func.getBody().front();
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   if (s > 0) {
@@ -312,6 +356,11 @@ private:
   void send(OpBuilder &builder, Value value, StringRef to, int64_t mb,
             std::optional<Phase> phase);
   Location locFor(Location loc, int64_t mb);
+  /// Adds to the summed gradient of each parameter other stages hold too
+  /// theirs: each stage sends its sum to the others and adds what it
+  /// receives (Megatron-LM's all-reduce of the tied embedding's gradient
+  /// between the first and the last stage).
+  void exchangeSharedGradients(OpBuilder &builder);
   /// The micro-batch `mb`'s part of the stacked data input `arg`.
   Value dataOf(OpBuilder &builder, BlockArgument arg, int64_t mb);
 
@@ -329,6 +378,8 @@ private:
   /// micro-batch's is added into `summed`.
   SmallVector<Value> gradients;
   llvm::DenseMap<Value, Value> summed;
+  /// The parameter each gradient updates.
+  llvm::DenseMap<Value, BlockArgument> parameterOf;
   SmallVector<BlockArgument> dataInputs;
   llvm::DenseMap<Value, Value> perMicrobatchData;
   SmallVector<IRMapping> mappings;
@@ -389,12 +440,16 @@ LogicalResult PipelineScheduler::classify() {
               "BatchNormalization's running statistics are not supported)";
   }
   llvm::DenseSet<Value> seen;
-  for (Operation *op : optimizer)
+  for (Operation *op : optimizer) {
     for (Value operand : op->getOperands())
       if (Operation *producer = operand.getDefiningOp();
           producer && getPhase(producer) == Phase::Backward &&
           seen.insert(operand).second)
         gradients.push_back(operand);
+    if (auto update = dyn_cast<UpdateOp>(op))
+      parameterOf[update.getGradient()] =
+          dyn_cast<BlockArgument>(update.getInits()[0]);
+  }
   // A gradient's scaling by a constant (fp16's unscaling) is linear: it
   // runs once, on the sum, with the optimizer (as GradScaler unscales once
   // per step), instead of on a copy of every micro-batch's gradient.
@@ -409,6 +464,7 @@ LogicalResult PipelineScheduler::classify() {
       continue;
     llvm::erase(backward, scaling.getOperation());
     optimizer.insert(optimizer.begin(), scaling);
+    parameterOf[scaled] = parameterOf.lookup(gradients[i]);
     gradients[i] = scaled;
   }
   for (BlockArgument arg : func.getArguments())
@@ -527,6 +583,41 @@ void PipelineScheduler::emitPass(int64_t mb, bool isBackward) {
   }
 }
 
+void PipelineScheduler::exchangeSharedGradients(OpBuilder &builder) {
+  for (Value grad : gradients) {
+    BlockArgument param = parameterOf.lookup(grad);
+    auto others =
+        param ? func.getArgAttrOfType<DenseI64ArrayAttr>(
+                    param.getArgNumber(), VramDialect::kPipelineSharedAttrName)
+              : nullptr;
+    if (!others)
+      continue;
+    Value &sum = summed[grad];
+    Location loc = NameLoc::get(
+        StringAttr::get(context, getValueName(param) + "/shared_grad"));
+    auto type = cast<RankedTensorType>(sum.getType());
+    for (int64_t other : others.asArrayRef()) {
+      auto send = shard::SendOp::create(
+          builder, loc, type, pipelineAxis.grid, pipelineAxis.axes, sum,
+          builder.getDenseI64ArrayAttr(other), ValueRange());
+      setPhase(send, Phase::Backward);
+    }
+    for (int64_t other : others.asArrayRef()) {
+      auto buffer = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                            type.getElementType());
+      auto recv = shard::RecvOp::create(
+          builder, loc, type, pipelineAxis.grid, pipelineAxis.axes, buffer,
+          builder.getDenseI64ArrayAttr(other), ValueRange());
+      auto add = linalg::AddOp::create(builder, loc, ValueRange{sum, recv},
+                                       ValueRange{sum});
+      for (Operation *made :
+           {buffer.getOperation(), recv.getOperation(), add.getOperation()})
+        setPhase(made, Phase::Backward);
+      sum = add->getResult(0);
+    }
+  }
+}
+
 LogicalResult PipelineScheduler::run() {
   if (failed(classify()))
     return failure();
@@ -554,6 +645,7 @@ LogicalResult PipelineScheduler::run() {
   }
 
   OpBuilder builder(returnOp);
+  exchangeSharedGradients(builder);
   IRMapping update;
   for (Value grad : gradients)
     update.map(grad, summed.lookup(grad));

@@ -137,6 +137,12 @@ LogicalResult VramDialect::verifyRegionArgAttribute(Operation *op,
                 "= array<i64: ...>} with parts summing to the axis' size";
     return success();
   }
+  if (name == kPipelineSharedAttrName) {
+    if (!isa<DenseI64ArrayAttr>(attr.getValue()))
+      return op->emitOpError() << "argument " << argIndex << ": '" << name
+                               << "' must be an array of i64 (stages)";
+    return success();
+  }
   if (name == kPipelineRecvAttrName) {
     auto from = dyn_cast<StringAttr>(attr.getValue());
     if (!from || (from.getValue() != "previous" && from.getValue() != "next"))

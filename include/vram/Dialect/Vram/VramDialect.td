@@ -106,6 +106,11 @@ def Vram_Dialect : Dialect {
     /// of this stage's output).
     static constexpr llvm::StringLiteral kPipelineRecvAttrName =
         "vram.pipeline_recv";
+    /// On a parameter of a pipeline stage that other stages hold too (an
+    /// embedding tied to the LM head): those stages, an array of i64; the
+    /// stages add up their gradients of it.
+    static constexpr llvm::StringLiteral kPipelineSharedAttrName =
+        "vram.pipeline_shared";
     /// On a result of a pipeline stage: the neighbouring stage it is sent
     /// to, "next" (the stage's output) or "previous" (the gradient of the
     /// received activation).
