@@ -82,6 +82,9 @@ Value getAliasedOperand(OpResult result) {
 bool isViewOf(OpResult result, Value source) {
   if (auto slice = dyn_cast<shard::AllSliceOp>(result.getOwner()))
     return slice.getInput() == source;
+  // A sent tensor is unchanged: the send's result is the tensor itself.
+  if (auto send = dyn_cast<shard::SendOp>(result.getOwner()))
+    return send.getInput() == source;
   if (auto copy = dyn_cast<TensorParallelCopyOp>(result.getOwner()))
     return copy.getInput() == source;
   auto view = dyn_cast<ViewLikeOpInterface>(result.getOwner());

@@ -608,8 +608,9 @@ void PipelineScheduler::exchangeSharedGradients(OpBuilder &builder) {
       auto recv = shard::RecvOp::create(
           builder, loc, type, pipelineAxis.grid, pipelineAxis.axes, buffer,
           builder.getDenseI64ArrayAttr(other), ValueRange());
+      // Into the received buffer: the sum was just sent.
       auto add = linalg::AddOp::create(builder, loc, ValueRange{sum, recv},
-                                       ValueRange{sum});
+                                       ValueRange{recv});
       for (Operation *made :
            {buffer.getOperation(), recv.getOperation(), add.getOperation()})
         setPhase(made, Phase::Backward);
