@@ -49,6 +49,9 @@ static cl::opt<double> milpSeconds("milp-seconds",
 static cl::opt<unsigned> milpMaxOps("milp-max-ops",
                                     cl::desc("Skip the MILP on larger graphs"),
                                     cl::init(400));
+static cl::opt<bool>
+    milpStart("milp-start", cl::init(true),
+              cl::desc("Start HiGHS from the fast planner's plan"));
 static cl::opt<std::string>
     graphFilter("filter",
                 cl::desc("Only graphs whose file name contains this"));
@@ -229,6 +232,8 @@ void benchGraph(llvm::StringRef name, const PlanningGraph &graph,
     else if (graph.numOps() <= milpOps) {
       MilpOptions options;
       options.timeLimitSeconds = milpLimit;
+      if (fast && milpStart)
+        options.startRuns = fast->opOrder();
       llvm::Expected<MilpResult> milp =
           planMilp(graph, budget, device, options);
       if (!milp) {

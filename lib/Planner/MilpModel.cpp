@@ -59,6 +59,16 @@ MilpSolution MilpModel::solve(double seconds) {
                 objective.data(), colLower.data(), colUpper.data(),
                 rowLower.data(), rowUpper.data(), starts.data(), rows.data(),
                 values.data(), integrality.data());
+  if (!start.empty()) {
+    std::vector<HighsInt> startColumns;
+    std::vector<double> startValues;
+    for (auto [column, value] : start) {
+      startColumns.push_back(column);
+      startValues.push_back(value);
+    }
+    Highs_setSparseSolution(highs.get(), startColumns.size(),
+                            startColumns.data(), startValues.data());
+  }
   Highs_run(highs.get());
 
   MilpSolution solution;

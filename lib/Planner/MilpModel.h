@@ -66,6 +66,13 @@ public:
   /// Solves without HiGHS's presolve (see MilpPlanner.cpp).
   void disablePresolve() { presolve = false; }
 
+  /// Values of some integer columns that, with the others completed by the
+  /// solver, make a solution to start from. A start that cannot be
+  /// completed is ignored.
+  void setStart(std::vector<std::pair<int, double>> values) {
+    start = std::move(values);
+  }
+
 private:
   struct Entry {
     int column, row;
@@ -75,6 +82,7 @@ private:
   std::vector<bool> integer;
   std::vector<Entry> entries;
   bool presolve = true;
+  std::vector<std::pair<int, double>> start;
 };
 
 } // namespace vram::planner::detail

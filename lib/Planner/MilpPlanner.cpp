@@ -46,6 +46,52 @@ namespace {
 size_t triangle(size_t t, size_t i) { return t * (t + 1) / 2 + i; }
 } // namespace
 
+/// The R and S values of the stage model for a recompute-only program's op
+/// runs: stage t ends with the first run of op t, and op i's outputs are
+/// kept into stage t when an instance made in an earlier stage is read in
+/// stage t or later before i runs again. Runs out of schedule order, or two
+/// in one stage, are values the solver will reject.
+static std::vector<std::pair<int, double>>
+getStartValues(const PlanningGraph &graph, llvm::ArrayRef<OpId> runs,
+               llvm::function_ref<int(size_t, size_t)> R,
+               llvm::function_ref<int(size_t, size_t)> S) {
+  size_t n = graph.numOps();
+  std::vector<std::vector<bool>> ran(n), kept(n);
+  for (size_t t = 0; t < n; ++t) {
+    ran[t].assign(t + 1, false);
+    kept[t].assign(t + 1, false);
+  }
+  // By op: the stage its latest run is in, -1 before it runs.
+  std::vector<int64_t> madeIn(n, -1);
+  size_t stage = 0;
+  for (OpId op : runs) {
+    if (stage >= n || op > stage)
+      return {};
+    for (TensorId t : graph.op(op).inputs)
+      if (std::optional<OpId> producer = graph.tensor(t).producer)
+        for (int64_t s = madeIn[*producer] + 1; s <= int64_t(stage); ++s)
+          kept[s][*producer] = true;
+    ran[stage][op] = true;
+    madeIn[op] = stage;
+    if (op == stage)
+      ++stage;
+  }
+  // Outputs that must stay are kept from their stage on.
+  for (OpId i = 0; i < n; ++i)
+    if (llvm::any_of(graph.op(i).outputs,
+                     [&](TensorId t) { return graph.mustStayResident(t); }))
+      for (size_t s = i + 1; s < n; ++s)
+        kept[s][i] = true;
+  std::vector<std::pair<int, double>> values;
+  for (size_t t = 0; t < n; ++t)
+    for (size_t i = 0; i <= t; ++i) {
+      values.push_back({R(t, i), ran[t][i] ? 1.0 : 0.0});
+      if (i < t)
+        values.push_back({S(t, i), kept[t][i] ? 1.0 : 0.0});
+    }
+  return values;
+}
+
 llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
                                                    uint64_t budget,
                                                    const MachineModel &device,
@@ -183,6 +229,9 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
     }
   }
 
+  if (!options.startRuns.empty())
+    milp.setStart(getStartValues(graph, options.startRuns, R, S));
+
   // HiGHS 1.15.1's presolve returned "optimal" at 4 where a plan of 3
   // exists, on a 6-op graph with a budget met exactly and an op whose only
   // output is empty and pinned (RelaxationRebuildsTheDeadInput). Without it
@@ -192,33 +241,49 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
   result.solveSeconds = std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - startTime)
                             .count();
-
   using Status = MilpSolution::Status;
-  if (solution.status == Status::Infeasible) {
-    result.status = MilpStatus::Infeasible;
-    return result;
+  if (solution.status != Status::Infeasible)
+    result.lowerBoundCost = std::max(0.0, solution.bestBound * costUnit);
+  if (solution.status == Status::Optimal ||
+      solution.status == Status::Feasible) {
+    result.status = solution.status == Status::Optimal ? MilpStatus::Optimal
+                                                       : MilpStatus::Feasible;
+    std::vector<OpId> opRuns;
+    for (size_t t = 0; t < n; ++t)
+      for (size_t i = 0; i <= t; ++i)
+        if (solution.values[R(t, i)] > 0.5)
+          opRuns.push_back(i);
+    llvm::Expected<Plan> plan =
+        buildPlan(graph, insertFrees(graph, opRuns), device);
+    if (!plan)
+      return plan.takeError();
+    if (plan->simulation.peakBytes > budget)
+      return llvm::createStringError(llvm::formatv(
+          "MILP solution peaks at {0} bytes, over the budget of {1}",
+          plan->simulation.peakBytes, budget));
+    result.plan = std::move(*plan);
+  } else {
+    result.status = solution.status == Status::Infeasible
+                        ? MilpStatus::Infeasible
+                        : MilpStatus::NoSolution;
   }
-  result.lowerBoundCost = std::max(0.0, solution.bestBound * costUnit);
-  if (solution.status == Status::NoSolution) {
-    result.status = MilpStatus::NoSolution;
+  if (options.startRuns.empty())
     return result;
-  }
-  result.status = solution.status == Status::Optimal ? MilpStatus::Optimal
-                                                     : MilpStatus::Feasible;
 
-  std::vector<OpId> opRuns;
-  for (size_t t = 0; t < n; ++t)
-    for (size_t i = 0; i <= t; ++i)
-      if (solution.values[R(t, i)] > 0.5)
-        opRuns.push_back(i);
-  llvm::Expected<Plan> plan =
-      buildPlan(graph, insertFrees(graph, opRuns), device);
-  if (!plan)
-    return plan.takeError();
-  if (plan->simulation.peakBytes > budget)
-    return llvm::createStringError(llvm::formatv(
-        "MILP solution peaks at {0} bytes, over the budget of {1}",
-        plan->simulation.peakBytes, budget));
-  result.plan = std::move(*plan);
+  // The start where the solver holds nothing cheaper. A stage model that
+  // cannot express it may call the budget infeasible: the start proves a
+  // plan exists, and the solver's bound holds for its model only.
+  llvm::Expected<Plan> start =
+      buildPlan(graph, insertFrees(graph, options.startRuns), device);
+  if (!start)
+    return start.takeError();
+  if (start->simulation.peakBytes > budget ||
+      (result.plan &&
+       result.plan->simulation.totalTime <= start->simulation.totalTime))
+    return result;
+  if (result.status == MilpStatus::Infeasible)
+    result.lowerBoundCost = 0;
+  result.status = MilpStatus::Feasible;
+  result.plan = std::move(*start);
   return result;
 }

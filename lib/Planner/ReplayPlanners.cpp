@@ -12,6 +12,7 @@
 #include "DropSelection.h"
 #include "Replay.h"
 #include "RerunPruning.h"
+#include "RunGraph.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Parallel.h"
@@ -371,21 +372,32 @@ static uint64_t allTensorBytes(const PlanningGraph &graph) {
   return bytes;
 }
 
+static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
+                                                  uint64_t budget,
+                                                  const MachineModel &device,
+                                                  bool dropsAhead,
+                                                  FastAttempt lowest);
+
 /// The lowest peak the fast planner finds, with every candidate for host
-/// memory there.
+/// memory there, and a recompute-only program's peak brought down further
+/// (descendToBudget) until it meets `target`.
 static std::optional<FastAttempt> lowestFastAttempt(const PlanningGraph &graph,
                                                     const MachineModel &device,
-                                                    bool dropsAhead) {
+                                                    bool dropsAhead,
+                                                    uint64_t target) {
   std::vector<TensorId> candidates = hostCandidates(graph, device);
-  return lowestFastAttempt(graph, device, allTensorBytes(graph),
-                           firstOnHost(graph, candidates, candidates.size()),
-                           dropsAhead);
+  std::optional<FastAttempt> lowest = lowestFastAttempt(
+      graph, device, allTensorBytes(graph),
+      firstOnHost(graph, candidates, candidates.size()), dropsAhead);
+  if (!lowest || lowest->peak <= target)
+    return lowest;
+  return descendToBudget(graph, target, device, dropsAhead, std::move(*lowest));
 }
 
 uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
                                            const MachineModel &device) {
-  std::optional<FastAttempt> best =
-      lowestFastAttempt(graph, device, /*dropsAhead=*/true);
+  std::optional<FastAttempt> best = lowestFastAttempt(
+      graph, device, /*dropsAhead=*/true, memoryLowerBound(graph));
   return best ? best->peak : allTensorBytes(graph);
 }
 
@@ -402,6 +414,56 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
       if (!decision.isKept())
         decision.eviction = cost;
   return plan;
+}
+
+/// `lowest`, a recompute-only attempt over `budget`, planned again as a
+/// graph of its own (buildRunGraph) for `budget`, or for the lowest peak
+/// the fast planner reaches on it, and so on while the peak comes down: the
+/// reruns of one round are ops the next round can drop around, and what they
+/// hold (the inputs a rebuild needs) is in that round's live bytes, which
+/// the drop selection then covers.
+static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
+                                                  uint64_t budget,
+                                                  const MachineModel &device,
+                                                  bool dropsAhead,
+                                                  FastAttempt lowest) {
+  constexpr unsigned kRounds = 8;
+  uint64_t floor = memoryLowerBound(graph);
+  for (unsigned round = 0;
+       round < kRounds && lowest.peak > std::max(budget, floor); ++round) {
+    std::vector<OpId> runs;
+    for (const PlanStep &step : lowest.steps)
+      if (step.kind == StepKind::Compute)
+        runs.push_back(step.id);
+    RunGraph runGraph = buildRunGraph(graph, runs);
+    std::optional<FastAttempt> next =
+        attemptPlainOrGuided(runGraph.graph, budget, device, dropsAhead, {},
+                             /*boundedFallback=*/true);
+    if (!next || next->peak > budget)
+      next = lowestFastAttempt(runGraph.graph, device,
+                               unplannedPeak(runGraph.graph), {}, dropsAhead);
+    if (!next)
+      break;
+    std::optional<std::vector<PlanStep>> steps =
+        mapToOriginal(graph, runGraph, next->steps);
+    if (!steps)
+      break;
+    llvm::Expected<SimulationResult> simulation =
+        simulate(graph, *steps, device);
+    if (!simulation) {
+      llvm::consumeError(simulation.takeError());
+      break;
+    }
+    if (simulation->peakBytes >= lowest.peak)
+      break;
+    lowest.steps = std::move(*steps);
+    lowest.evictionCosts.assign(graph.numTensors(), std::nullopt);
+    lowest.peak = simulation->peakBytes;
+    lowest.overhead = simulation->overhead();
+  }
+  if (lowest.peak > budget)
+    return lowest;
+  return prunedWithin(graph, std::move(lowest), budget, device);
 }
 
 /// The fast planner's attempt for `budget`: the cheapest of the plan aimed
@@ -511,7 +573,7 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
   attemptPortfolio(/*boundedRebuilds=*/true);
   if (best)
     return best;
-  return lowestFastAttempt(graph, device, dropsAhead);
+  return lowestFastAttempt(graph, device, dropsAhead, budget);
 }
 
 llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,

@@ -96,6 +96,39 @@ TEST(PlannerTest, MilpFindsTheSingleCheapestRecompute) {
   EXPECT_EQ(result->plan->simulation.peakBytes, 4 * kBytes);
 }
 
+TEST(PlannerTest, MilpStartsFromTheGivenPlan) {
+  PlanningGraph graph = makeChain();
+  // The fast plan for 30 bytes also fits 40, at 24 + 7 = 31 where the
+  // optimum costs 25 (above): HiGHS starts from it and finds the optimum.
+  llvm::Expected<Plan> start = planFast(graph, 3 * kBytes, MachineModel());
+  ASSERT_TRUE(static_cast<bool>(start)) << llvm::toString(start.takeError());
+  EXPECT_DOUBLE_EQ(start->simulation.totalTime, 31);
+  MilpOptions options;
+  options.startRuns = start->opOrder();
+  llvm::Expected<MilpResult> solved =
+      planMilp(graph, 4 * kBytes, MachineModel(), options);
+  ASSERT_TRUE(static_cast<bool>(solved)) << llvm::toString(solved.takeError());
+  ASSERT_EQ(solved->status, MilpStatus::Optimal);
+  EXPECT_EQ(opNames(graph, *solved->plan), kOneRecompute);
+
+  // With no time to search, the start is the result and the bound is
+  // unknown; without a start there is none.
+  options.timeLimitSeconds = 0;
+  llvm::Expected<MilpResult> stopped =
+      planMilp(graph, 4 * kBytes, MachineModel(), options);
+  ASSERT_TRUE(static_cast<bool>(stopped))
+      << llvm::toString(stopped.takeError());
+  EXPECT_EQ(stopped->status, MilpStatus::Feasible);
+  ASSERT_TRUE(stopped->plan.has_value());
+  EXPECT_EQ(stopped->plan->opOrder(), start->opOrder());
+  options.startRuns.clear();
+  llvm::Expected<MilpResult> cold =
+      planMilp(graph, 4 * kBytes, MachineModel(), options);
+  ASSERT_TRUE(static_cast<bool>(cold)) << llvm::toString(cold.takeError());
+  EXPECT_EQ(cold->status, MilpStatus::NoSolution);
+  EXPECT_FALSE(cold->plan.has_value());
+}
+
 TEST(PlannerTest, ImpossibleBudgetReportsWhatWouldFit) {
   PlanningGraph graph = makeChain();
   llvm::Expected<Plan> plan = planFast(graph, 3 * kBytes - 1, MachineModel());

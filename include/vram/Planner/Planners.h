@@ -99,6 +99,13 @@ llvm::StringRef stringifyMilpStatus(MilpStatus status);
 struct MilpOptions {
   /// Wall-clock limit for the solver (HiGHS).
   double timeLimitSeconds = 60;
+  /// A recompute-only plan's op runs (Plan::opOrder) for the solver to
+  /// start from: it then holds a plan from the first moment, and prunes
+  /// with its cost. Where the solver ends with nothing cheaper (out of
+  /// time, or a start its stage model cannot express: two runs of an op in
+  /// one stage, or runs whose order within a stage it would change), the
+  /// start is the result. Empty: none.
+  std::vector<OpId> startRuns;
 };
 
 struct MilpResult {
