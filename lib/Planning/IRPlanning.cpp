@@ -521,8 +521,17 @@ runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
         budget, planner::memoryFloor(graph, /*canOffload=*/false), smallest);
   };
   if (plannerName == "milp") {
+    // Started from the fast planner's recompute-only plan, the MILP is
+    // never dearer than it and has a plan from its first moment.
+    planner::MilpOptions options;
+    llvm::Expected<planner::Plan> start =
+        planner::planFast(graph, budget, recomputeOnly);
+    if (start)
+      options.startRuns = start->opOrder();
+    else
+      llvm::consumeError(start.takeError());
     llvm::Expected<planner::MilpResult> result =
-        planner::planMilp(graph, budget, device);
+        planner::planMilp(graph, budget, device, options);
     if (!result)
       return result.takeError();
     if (result->plan)
