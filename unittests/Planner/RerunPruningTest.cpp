@@ -15,43 +15,19 @@
 
 #include "RerunPruning.h"
 
+#include "RerunProgram.h"
+
 #include "gtest/gtest.h"
 
 using namespace vram::planner;
 
 namespace {
-struct Program {
-  PlanningGraph graph;
-  OpId opQ, opA, opB, opC, opD;
-};
 
-Program makeProgram() {
-  Program p;
-  PlanningGraph &g = p.graph;
-  TensorId param = g.addTensor("p", 2, TensorCategory::Parameter, {});
-  p.opQ = g.addOp("Q", 1);
-  g.addUse(p.opQ, param);
-  TensorId q = g.addTensor("q", 4, TensorCategory::Activation, p.opQ);
-  p.opA = g.addOp("A", 1);
-  g.addUse(p.opA, q);
-  TensorId a = g.addTensor("a", 10, TensorCategory::Activation, p.opA);
-  p.opB = g.addOp("B", 1);
-  g.addUse(p.opB, param);
-  TensorId b = g.addTensor("b", 10, TensorCategory::Activation, p.opB);
-  p.opC = g.addOp("C", 1);
-  g.addUse(p.opC, b);
-  g.addTensor("c", 1, TensorCategory::Output, p.opC);
-  p.opD = g.addOp("D", 1);
-  g.addUse(p.opD, a);
-  g.addTensor("d", 1, TensorCategory::Output, p.opD);
-  return p;
-}
-
-std::vector<PlanStep> withRerun(const Program &p) {
+std::vector<PlanStep> withRerun(const RerunProgram &p) {
   return insertFrees(p.graph, {p.opQ, p.opA, p.opB, p.opC, p.opA, p.opD});
 }
 
-uint64_t peakOf(const Program &p, llvm::ArrayRef<PlanStep> steps) {
+uint64_t peakOf(const RerunProgram &p, llvm::ArrayRef<PlanStep> steps) {
   llvm::Expected<SimulationResult> simulation =
       simulate(p.graph, steps, MachineModel());
   if (!simulation) {
@@ -62,7 +38,7 @@ uint64_t peakOf(const Program &p, llvm::ArrayRef<PlanStep> steps) {
 }
 
 TEST(RerunPruningTest, TakesOutTheRerunWhenTheBudgetAllows) {
-  Program p = makeProgram();
+  RerunProgram p = makeRerunProgram();
   ASSERT_FALSE(static_cast<bool>(p.graph.verify()));
   ASSERT_EQ(peakOf(p, withRerun(p)), 17u);
   // 23 holds C at 23 only because q goes sooner: the rerun's input counts.
@@ -74,13 +50,13 @@ TEST(RerunPruningTest, TakesOutTheRerunWhenTheBudgetAllows) {
 }
 
 TEST(RerunPruningTest, KeepsTheRerunTheBudgetNeeds) {
-  Program p = makeProgram();
+  RerunProgram p = makeRerunProgram();
   EXPECT_FALSE(pruneReruns(p.graph, withRerun(p), 22).has_value());
 }
 
 TEST(RerunPruningTest, LeavesProgramsWithCopiesAlone) {
   // A program that offloads a instead of rerunning A: no sequence of runs.
-  Program p = makeProgram();
+  RerunProgram p = makeRerunProgram();
   TensorId a = p.graph.op(p.opA).outputs.front();
   std::vector<PlanStep> steps = {
       PlanStep::compute(p.opQ), PlanStep::compute(p.opA),

@@ -1,9 +1,7 @@
 //===- RunGraphTest.cpp - A program's runs as a graph, checked by hand ----===//
 //
-// p (2 B) is a parameter. Q makes q (4 B) from p; A makes a (10 B) from q;
-// B makes b (10 B) from p; C makes the output c (1 B) from b; D makes the
-// output d (1 B) from a. The program Q, A, B, C, A, D reruns A for D.
-// As a graph of its own it has six ops and seven tensors: p, q, the first
+// The program of RerunProgram.h, Q, A, B, C, A, D (A rerun for D), as a
+// graph of its own has six ops and seven tensors: p, q, the first
 // a (nothing reads it), b, c, the second a (read by D) and d. Its
 // unplanned peak is the program's: 2+4+10+1 = 17 while C runs (q stays for
 // the second A) and while the second A runs.
@@ -14,42 +12,14 @@
 
 #include "vram/Planner/Planners.h"
 
+#include "RerunProgram.h"
+
 #include "gtest/gtest.h"
 
 using namespace vram::planner;
 
-namespace {
-struct Program {
-  PlanningGraph graph;
-  OpId opQ, opA, opB, opC, opD;
-  TensorId a;
-};
-
-Program makeProgram() {
-  Program p;
-  PlanningGraph &g = p.graph;
-  TensorId param = g.addTensor("p", 2, TensorCategory::Parameter, {});
-  p.opQ = g.addOp("Q", 1);
-  g.addUse(p.opQ, param);
-  TensorId q = g.addTensor("q", 4, TensorCategory::Activation, p.opQ);
-  p.opA = g.addOp("A", 1);
-  g.addUse(p.opA, q);
-  p.a = g.addTensor("a", 10, TensorCategory::Activation, p.opA);
-  p.opB = g.addOp("B", 1);
-  g.addUse(p.opB, param);
-  TensorId b = g.addTensor("b", 10, TensorCategory::Activation, p.opB);
-  p.opC = g.addOp("C", 1);
-  g.addUse(p.opC, b);
-  g.addTensor("c", 1, TensorCategory::Output, p.opC);
-  p.opD = g.addOp("D", 1);
-  g.addUse(p.opD, p.a);
-  g.addTensor("d", 1, TensorCategory::Output, p.opD);
-  return p;
-}
-} // namespace
-
 TEST(RunGraphTest, EachRunIsAnOpWithInstancesOfItsOwn) {
-  Program p = makeProgram();
+  RerunProgram p = makeRerunProgram();
   std::vector<OpId> runs = {p.opQ, p.opA, p.opB, p.opC, p.opA, p.opD};
   RunGraph runGraph = buildRunGraph(p.graph, runs);
   const PlanningGraph &g = runGraph.graph;
@@ -71,7 +41,7 @@ TEST(RunGraphTest, EachRunIsAnOpWithInstancesOfItsOwn) {
 }
 
 TEST(RunGraphTest, MapsAProgramBackToTheSameRuns) {
-  Program p = makeProgram();
+  RerunProgram p = makeRerunProgram();
   std::vector<OpId> runs = {p.opQ, p.opA, p.opB, p.opC, p.opA, p.opD};
   RunGraph runGraph = buildRunGraph(p.graph, runs);
   // The run graph's own schedule, rerunning its op 0 (Q) before its op 4
@@ -100,7 +70,7 @@ TEST(RunGraphTest, MapsAProgramBackToTheSameRuns) {
 }
 
 TEST(RunGraphTest, HostCopiesAreNotMapped) {
-  Program p = makeProgram();
+  RerunProgram p = makeRerunProgram();
   RunGraph runGraph =
       buildRunGraph(p.graph, {p.opQ, p.opA, p.opB, p.opC, p.opD});
   std::vector<PlanStep> steps = {PlanStep::compute(0), PlanStep::compute(1),
