@@ -49,8 +49,8 @@ size_t triangle(size_t t, size_t i) { return t * (t + 1) / 2 + i; }
 /// The R and S values of the stage model for a recompute-only program's op
 /// runs: stage t ends with the first run of op t, and op i's outputs are
 /// kept into stage t when an instance made in an earlier stage is read in
-/// stage t or later before i runs again. Runs out of schedule order, or two
-/// in one stage, are values the solver will reject.
+/// stage t or later before i runs again. None for runs out of schedule
+/// order; two runs of an op in one stage give values the solver rejects.
 static std::vector<std::pair<int, double>>
 getStartValues(const PlanningGraph &graph, llvm::ArrayRef<OpId> runs,
                llvm::function_ref<int(size_t, size_t)> R,
@@ -271,8 +271,9 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
     return result;
 
   // The start where the solver holds nothing cheaper. A stage model that
-  // cannot express it may call the budget infeasible: the start proves a
-  // plan exists, and the solver's bound holds for its model only.
+  // cannot express it may call the budget infeasible, or bound the cost
+  // above the start's: the start proves a plan exists, and the solver's
+  // bound holds for its model only, so it is dropped.
   llvm::Expected<Plan> start =
       buildPlan(graph, insertFrees(graph, options.startRuns), device);
   if (!start)
@@ -281,7 +282,7 @@ llvm::Expected<MilpResult> vram::planner::planMilp(const PlanningGraph &graph,
       (result.plan &&
        result.plan->simulation.totalTime <= start->simulation.totalTime))
     return result;
-  if (result.status == MilpStatus::Infeasible)
+  if (device.computeTime(result.lowerBoundCost) > start->simulation.totalTime)
     result.lowerBoundCost = 0;
   result.status = MilpStatus::Feasible;
   result.plan = std::move(*start);

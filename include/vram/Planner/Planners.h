@@ -114,7 +114,9 @@ struct MilpResult {
   std::optional<Plan> plan;
   /// Proven lower bound on the total compute cost of any plan that meets the
   /// budget (the solver's best bound); the gap to plan's cost shows how far
-  /// from optimal the plan may be. Meaningless when Infeasible.
+  /// from optimal the plan may be. Meaningless when Infeasible; 0 (no bound)
+  /// when a start outside the solver's model is the plan and costs less
+  /// than that bound.
   double lowerBoundCost = 0;
   double solveSeconds = 0;
 };
