@@ -63,7 +63,7 @@ static cl::list<std::string>
 static cl::list<double> budgetFractions(
     "fractions", cl::CommaSeparated,
     cl::desc("Budgets as fractions of the unplanned peak, 0 for the smallest "
-             "the fast planner meets (default 0.9,0.7,0.5,0.3,0)"));
+             "the fast planner meets (default 0.9,0.8,0.7,0.5,0.3,0)"));
 static cl::opt<bool> reorderedBound(
     "reordered-bound",
     cl::desc("Also bound the fast planner's plan on the memory order with the "
@@ -178,7 +178,7 @@ void benchGraph(llvm::StringRef name, const PlanningGraph &graph,
                << (reorderedBound ? "---|---|" : "") << "\n";
   std::vector<double> fractions =
       budgetFractions.empty()
-          ? std::vector<double>{0.9, 0.7, 0.5, 0.3, 0.0}
+          ? std::vector<double>{0.9, 0.8, 0.7, 0.5, 0.3, 0.0}
           : std::vector<double>(budgetFractions.begin(), budgetFractions.end());
   for (double fraction : fractions) {
     uint64_t budget = fraction > 0 ? uint64_t(fraction * unplanned) : smallest;
