@@ -243,13 +243,15 @@ vram::planner::simulate(const PlanningGraph &graph,
   return Simulator(graph, device).run(steps);
 }
 
-std::vector<OpId> Plan::opOrder() const {
-  std::vector<OpId> order;
+std::vector<OpId> vram::planner::getOpRuns(llvm::ArrayRef<PlanStep> steps) {
+  std::vector<OpId> runs;
   for (const PlanStep &step : steps)
     if (step.kind == StepKind::Compute)
-      order.push_back(step.id);
-  return order;
+      runs.push_back(step.id);
+  return runs;
 }
+
+std::vector<OpId> Plan::opOrder() const { return getOpRuns(steps); }
 
 std::vector<int64_t>
 vram::planner::getComputeLiveBytes(llvm::ArrayRef<PlanStep> steps,

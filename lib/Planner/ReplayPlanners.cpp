@@ -372,50 +372,6 @@ static uint64_t allTensorBytes(const PlanningGraph &graph) {
   return bytes;
 }
 
-static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
-                                                  uint64_t budget,
-                                                  const MachineModel &device,
-                                                  bool dropsAhead,
-                                                  FastAttempt lowest);
-
-/// The lowest peak the fast planner finds, with every candidate for host
-/// memory there, and a recompute-only program's peak brought down further
-/// (descendToBudget) until it meets `target`.
-static std::optional<FastAttempt> lowestFastAttempt(const PlanningGraph &graph,
-                                                    const MachineModel &device,
-                                                    bool dropsAhead,
-                                                    uint64_t target) {
-  std::vector<TensorId> candidates = hostCandidates(graph, device);
-  std::optional<FastAttempt> lowest = lowestFastAttempt(
-      graph, device, allTensorBytes(graph),
-      firstOnHost(graph, candidates, candidates.size()), dropsAhead);
-  if (!lowest || lowest->peak <= target)
-    return lowest;
-  return descendToBudget(graph, target, device, dropsAhead, std::move(*lowest));
-}
-
-uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
-                                           const MachineModel &device) {
-  std::optional<FastAttempt> best = lowestFastAttempt(
-      graph, device, /*dropsAhead=*/true, memoryLowerBound(graph));
-  return best ? best->peak : allTensorBytes(graph);
-}
-
-/// Hands what the replay weighed to the decisions of the tensors the plan
-/// evicts.
-static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
-                                          FastAttempt attempt,
-                                          const MachineModel &device) {
-  llvm::Expected<Plan> plan =
-      buildPlan(graph, std::move(attempt.steps), device);
-  if (plan)
-    for (auto [decision, cost] :
-         llvm::zip(plan->decisions, attempt.evictionCosts))
-      if (!decision.isKept())
-        decision.eviction = cost;
-  return plan;
-}
-
 /// `lowest`, a recompute-only attempt over `budget`, planned again as a
 /// graph of its own (buildRunGraph), aimed at `budget` and at a few peaks
 /// a little below its own, keeping the lowest peak reached; and so on while
@@ -433,11 +389,7 @@ static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
   constexpr double kSteps[] = {0.98, 0.95, 0.9, 0.8};
   uint64_t floor = std::max(budget, memoryLowerBound(graph));
   for (unsigned round = 0; round < kRounds && lowest.peak > floor; ++round) {
-    std::vector<OpId> runs;
-    for (const PlanStep &step : lowest.steps)
-      if (step.kind == StepKind::Compute)
-        runs.push_back(step.id);
-    RunGraph runGraph = buildRunGraph(graph, runs);
+    RunGraph runGraph = buildRunGraph(graph, getOpRuns(lowest.steps));
     std::vector<uint64_t> targets = {floor};
     for (double step : kSteps)
       if (uint64_t target = lowest.peak * step; target > floor)
@@ -478,6 +430,46 @@ static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
   if (lowest.peak > budget)
     return lowest;
   return prunedWithin(graph, std::move(lowest), budget, device);
+}
+
+/// The lowest peak the fast planner finds, with every candidate for host
+/// memory there, and a recompute-only program's peak brought down further
+/// (descendToBudget) until it meets `target`.
+static std::optional<FastAttempt> lowestFastAttempt(const PlanningGraph &graph,
+                                                    const MachineModel &device,
+                                                    bool dropsAhead,
+                                                    uint64_t target) {
+  std::vector<TensorId> candidates = hostCandidates(graph, device);
+  std::optional<FastAttempt> lowest = lowestFastAttempt(
+      graph, device, allTensorBytes(graph),
+      firstOnHost(graph, candidates, candidates.size()), dropsAhead);
+  // With a host link the rounds' plans move tensors to the host, which a
+  // run graph's program cannot map back.
+  if (!lowest || lowest->peak <= target || device.canOffload())
+    return lowest;
+  return descendToBudget(graph, target, device, dropsAhead, std::move(*lowest));
+}
+
+uint64_t vram::planner::smallestFastBudget(const PlanningGraph &graph,
+                                           const MachineModel &device) {
+  std::optional<FastAttempt> best = lowestFastAttempt(
+      graph, device, /*dropsAhead=*/true, memoryLowerBound(graph));
+  return best ? best->peak : allTensorBytes(graph);
+}
+
+/// Hands what the replay weighed to the decisions of the tensors the plan
+/// evicts.
+static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
+                                          FastAttempt attempt,
+                                          const MachineModel &device) {
+  llvm::Expected<Plan> plan =
+      buildPlan(graph, std::move(attempt.steps), device);
+  if (plan)
+    for (auto [decision, cost] :
+         llvm::zip(plan->decisions, attempt.evictionCosts))
+      if (!decision.isKept())
+        decision.eviction = cost;
+  return plan;
 }
 
 /// The fast planner's attempt for `budget`: the cheapest of the plan aimed

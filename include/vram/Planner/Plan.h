@@ -116,6 +116,9 @@ struct Plan {
   std::vector<OpId> opOrder() const;
 };
 
+/// The ops `steps` runs, in order, recomputations included.
+std::vector<OpId> getOpRuns(llvm::ArrayRef<PlanStep> steps);
+
 /// The live bytes of `simulation` (a simulation of `steps`) while each
 /// Compute step runs, in program order.
 std::vector<int64_t> getComputeLiveBytes(llvm::ArrayRef<PlanStep> steps,
