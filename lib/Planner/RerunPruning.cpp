@@ -15,6 +15,8 @@
 
 #include "RerunPruning.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 #include <algorithm>
 
 using namespace vram::planner;
@@ -94,10 +96,16 @@ public:
   static std::optional<RunSequence> build(const PlanningGraph &graph,
                                           std::vector<OpId> runs);
 
-  /// Whether run `r`, which makes no first instance, can go within
+  /// Run `r` and the reruns left with no reader when it goes: those whose
+  /// every made instance is read only by runs of the set (a rebuild chain
+  /// that only fed r). Latest first, r at the front. Empty when r makes a
+  /// first instance or an instance in an input's storage.
+  llvm::SmallVector<size_t, 4> rebuildOf(size_t r) const;
+  /// Whether the runs of `rebuild` (rebuildOf) can go together within
   /// `budget`: see the file comment.
-  bool canDrop(size_t r, uint64_t budget) const;
-  void drop(size_t r);
+  bool canDrop(llvm::ArrayRef<size_t> rebuild, uint64_t budget) const;
+  /// Takes out the runs of `rebuild`, latest first.
+  void drop(llvm::ArrayRef<size_t> rebuild);
   /// The runs left.
   std::vector<OpId> runs() const;
 
@@ -141,8 +149,15 @@ private:
     return read.previous < 0 ? instances[read.instance].made
                              : int64_t(reads[read.previous].run);
   }
-  /// What taking run `r` out changes in the live bytes.
-  llvm::SmallVector<Change, 6> changesOfDropping(size_t r) const;
+  /// Whether run `r` is a rerun that this bookkeeping can take out: it
+  /// makes no first instance, and nothing in an input's storage (that takes
+  /// the input's instance, which is not followed here).
+  bool isRemovableRerun(size_t r) const;
+  /// What taking the runs of `rebuild` out changes in the live bytes of the
+  /// other runs.
+  llvm::SmallVector<Change, 6>
+  changesOfDropping(llvm::ArrayRef<size_t> rebuild) const;
+  void dropOne(size_t r);
 
   const PlanningGraph *graph;
   std::vector<OpId> sequence;
@@ -158,6 +173,9 @@ private:
 
 /// A live-bytes value no budget check passes or fails on: a dropped run.
 constexpr int64_t kNoRun = INT64_MIN / 4;
+/// The most runs one rebuild taken out at once may have: its check is
+/// quadratic in them.
+constexpr size_t kMaxRebuild = 64;
 
 std::optional<RunSequence> RunSequence::build(const PlanningGraph &graph,
                                               std::vector<OpId> runs) {
@@ -207,44 +225,104 @@ std::optional<RunSequence> RunSequence::build(const PlanningGraph &graph,
   return result;
 }
 
+bool RunSequence::isRemovableRerun(size_t r) const {
+  return !dropped[r] && llvm::none_of(madeBy[r], [&](const Made &output) {
+    return output.previous < 0 ||
+           graph->tensor(output.tensor).reusesStorageOf.has_value();
+  });
+}
+
+llvm::SmallVector<size_t, 4> RunSequence::rebuildOf(size_t r) const {
+  if (!isRemovableRerun(r))
+    return {};
+  llvm::SmallVector<size_t, 4> rebuild = {r};
+  llvm::SmallDenseSet<size_t, 8> inRebuild = {r};
+  auto readOnlyInRebuild = [&](size_t run) {
+    return llvm::all_of(madeBy[run], [&](const Made &output) {
+      for (int64_t index = instances[output.instance].firstRead; index >= 0;
+           index = reads[index].next)
+        if (!inRebuild.contains(reads[index].run))
+          return false;
+      return true;
+    });
+  };
+  // A run of the set is read only by later runs, so one pass down the
+  // makers of what the set reads, latest first, finds every feeder.
+  for (size_t next = 0; next < rebuild.size() && rebuild.size() < kMaxRebuild;
+       ++next)
+    for (size_t index : readsOf[rebuild[next]]) {
+      int64_t maker = instances[reads[index].instance].made;
+      if (maker < 0 || inRebuild.contains(maker) || !isRemovableRerun(maker) ||
+          !readOnlyInRebuild(maker))
+        continue;
+      inRebuild.insert(maker);
+      rebuild.push_back(maker);
+    }
+  llvm::sort(std::next(rebuild.begin()), rebuild.end(), std::greater<>());
+  return rebuild;
+}
+
 llvm::SmallVector<RunSequence::Change, 6>
-RunSequence::changesOfDropping(size_t r) const {
+RunSequence::changesOfDropping(llvm::ArrayRef<size_t> rebuild) const {
+  size_t r = rebuild.front();
+  llvm::SmallDenseSet<size_t, 8> inRebuild(rebuild.begin(), rebuild.end());
   llvm::SmallVector<Change, 6> changes;
+  // Instances whose end no longer depends on the set's reads.
+  llvm::SmallDenseSet<size_t, 8> seen;
   for (const Made &output : madeBy[r]) {
     // Read after the rerun: the earlier instance stays until then.
-    if (instances[output.instance].lastRead >= 0)
-      changes.push_back({lastTouch(instances[output.previous]) + 1,
-                         int64_t(r) - 1,
-                         int64_t(graph->tensor(output.tensor).bytes)});
+    if (instances[output.instance].lastRead < 0)
+      continue;
+    changes.push_back({lastTouch(instances[output.previous]) + 1,
+                       int64_t(r) - 1,
+                       int64_t(graph->tensor(output.tensor).bytes)});
+    seen.insert(output.previous);
   }
-  for (size_t index : readsOf[r]) {
-    const Read &read = reads[index];
-    if (read.next < 0 && !graph->mustStayResident(read.tensor))
-      changes.push_back({touchBefore(read) + 1, int64_t(r) - 1,
+  // An instance last read by the set now goes after its last read by
+  // another run, or right after it is made (by the set's own runs too).
+  for (size_t run : rebuild)
+    for (size_t index : readsOf[run]) {
+      const Read &read = reads[index];
+      if (graph->mustStayResident(read.tensor) ||
+          !seen.insert(read.instance).second)
+        continue;
+      int64_t lastInRebuild = instances[read.instance].lastRead;
+      if (!inRebuild.contains(reads[lastInRebuild].run))
+        continue;
+      int64_t kept = lastInRebuild;
+      while (kept >= 0 && inRebuild.contains(reads[kept].run))
+        kept = reads[kept].previous;
+      int64_t keptUntil =
+          kept >= 0 ? int64_t(reads[kept].run) : instances[read.instance].made;
+      changes.push_back({keptUntil + 1, int64_t(reads[lastInRebuild].run) - 1,
                          -int64_t(graph->tensor(read.tensor).bytes)});
-  }
+    }
   return changes;
 }
 
-bool RunSequence::canDrop(size_t r, uint64_t budget) const {
-  // An output made in an input's storage takes that input's instance, which
-  // this bookkeeping does not follow.
-  if (llvm::any_of(madeBy[r], [&](const Made &output) {
-        return output.previous < 0 ||
-               graph->tensor(output.tensor).reusesStorageOf.has_value();
-      }))
+bool RunSequence::canDrop(llvm::ArrayRef<size_t> rebuild,
+                          uint64_t budget) const {
+  if (rebuild.empty())
     return false;
-  llvm::SmallVector<Change, 6> changes = changesOfDropping(r);
-  // The runs before r in stretches of one total change each.
+  size_t r = rebuild.front();
+  llvm::SmallVector<Change, 6> changes = changesOfDropping(rebuild);
+  // The runs before r in stretches of one total change each; the set's own
+  // runs are stretches of their own, skipped.
   llvm::SmallVector<int64_t, 12> cuts = {int64_t(r)};
   for (auto [first, last, bytes] : changes) {
     cuts.push_back(std::max<int64_t>(0, first));
     cuts.push_back(last + 1);
   }
+  for (size_t run : rebuild.drop_front()) {
+    cuts.push_back(run);
+    cuts.push_back(run + 1);
+  }
   llvm::sort(cuts);
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   for (size_t i = 0; i + 1 < cuts.size(); ++i) {
     int64_t first = cuts[i], last = std::min<int64_t>(cuts[i + 1], r) - 1;
-    if (first > last)
+    if (first > last ||
+        (first == last && llvm::is_contained(rebuild, size_t(first))))
       continue;
     int64_t total = 0;
     for (auto [from, to, bytes] : changes)
@@ -256,8 +334,14 @@ bool RunSequence::canDrop(size_t r, uint64_t budget) const {
   return true;
 }
 
-void RunSequence::drop(size_t r) {
-  for (auto [first, last, bytes] : changesOfDropping(r))
+void RunSequence::drop(llvm::ArrayRef<size_t> rebuild) {
+  // Latest first: a feeder has lost its readers by the time it goes.
+  for (size_t run : rebuild)
+    dropOne(run);
+}
+
+void RunSequence::dropOne(size_t r) {
+  for (auto [first, last, bytes] : changesOfDropping({r}))
     live.add(std::max<int64_t>(0, first), last, bytes);
   live.add(r, r, kNoRun - live.query(r, r));
   dropped[r] = true;
@@ -327,17 +411,17 @@ vram::planner::pruneReruns(const PlanningGraph &graph,
       RunSequence::build(graph, std::move(runs));
   if (!sequence)
     return std::nullopt;
-  // A rerun whose tensors lost their readers to one taken out later goes in
-  // the next round.
-  std::vector<bool> dropped(reruns.size(), false);
+  // Each rerun goes with the rebuild that only fed it; one that lost its
+  // readers to a rerun taken out later goes in the next round.
   bool anyDropped = false;
   for (bool changed = true; changed;) {
     changed = false;
-    for (auto [rerun, gone] : llvm::zip(reruns, dropped)) {
-      if (gone || !sequence->canDrop(rerun, budget))
+    for (size_t rerun : reruns) {
+      llvm::SmallVector<size_t, 4> rebuild = sequence->rebuildOf(rerun);
+      if (!sequence->canDrop(rebuild, budget))
         continue;
-      sequence->drop(rerun);
-      gone = changed = anyDropped = true;
+      sequence->drop(rebuild);
+      changed = anyDropped = true;
     }
   }
   if (!anyDropped)
