@@ -7,9 +7,13 @@
 // rerun out keeps the tensor's earlier instance until the rerun's readers
 // (more bytes between that instance's last read and the rerun) and lets the
 // inputs the rerun read last go after their previous read (fewer bytes
-// there); nothing else changes. The live bytes of the program insertFrees
-// builds are kept in a segment tree, so each rerun is checked and taken
-// out in a few logarithmic steps, the costliest first.
+// there); nothing else changes. The reruns that made only what the rerun
+// (and others of them) read lose their readers, so they go with it, checked
+// as one change: alone the rerun often cannot go, since the rebuild chain
+// and the dead inputs held for it still run beside what is kept instead.
+// The live bytes of the program insertFrees builds are kept in a segment
+// tree, so each rerun is checked and taken out in a few logarithmic steps
+// per run that goes, the costliest first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -246,8 +250,9 @@ llvm::SmallVector<size_t, 4> RunSequence::rebuildOf(size_t r) const {
       return true;
     });
   };
-  // A run of the set is read only by later runs, so one pass down the
-  // makers of what the set reads, latest first, finds every feeder.
+  // Each run of the set has the makers of what it reads checked once it is
+  // in: a maker all of whose readers join is taken when the last of them is
+  // looked at.
   for (size_t next = 0; next < rebuild.size() && rebuild.size() < kMaxRebuild;
        ++next)
     for (size_t index : readsOf[rebuild[next]]) {
@@ -257,6 +262,8 @@ llvm::SmallVector<size_t, 4> RunSequence::rebuildOf(size_t r) const {
         continue;
       inRebuild.insert(maker);
       rebuild.push_back(maker);
+      if (rebuild.size() == kMaxRebuild)
+        break;
     }
   llvm::sort(std::next(rebuild.begin()), rebuild.end(), std::greater<>());
   return rebuild;

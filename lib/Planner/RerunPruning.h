@@ -17,10 +17,10 @@ namespace vram::planner {
 
 /// A program that runs `steps`' ops in their order less some reruns, each
 /// tensor instance freed after its last read, within `budget`: the costliest
-/// reruns first, each taken out where what it made can stay from its
-/// earlier instance instead (and what the rerun read can go sooner) without
-/// passing the budget. None when `steps` moves tensors to or from host
-/// memory, or when no rerun can go.
+/// reruns first, each taken out, with the reruns that only fed it, where
+/// what it made can stay from its earlier instance instead (and what the
+/// reruns read can go sooner) without passing the budget. None when `steps`
+/// moves tensors to or from host memory, or when no rerun can go.
 std::optional<std::vector<PlanStep>> pruneReruns(const PlanningGraph &graph,
                                                  llvm::ArrayRef<PlanStep> steps,
                                                  uint64_t budget);
