@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 using namespace vram::planner;
 
@@ -432,6 +433,140 @@ static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
   return prunedWithin(graph, std::move(lowest), budget, device);
 }
 
+/// `steps` as an attempt, simulated; none when the simulator rejects it.
+static std::optional<FastAttempt> simulatedAttempt(const PlanningGraph &graph,
+                                                   std::vector<PlanStep> steps,
+                                                   const MachineModel &device) {
+  llvm::Expected<SimulationResult> simulation = simulate(graph, steps, device);
+  if (!simulation) {
+    llvm::consumeError(simulation.takeError());
+    return std::nullopt;
+  }
+  FastAttempt attempt;
+  attempt.steps = std::move(steps);
+  attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
+  attempt.peak = simulation->peakBytes;
+  attempt.overhead = simulation->overhead();
+  return attempt;
+}
+
+/// Which of `runs` go when the rerun at index `ruined` goes: it, and every
+/// rerun then left without a reader (nothing left reads what it made before
+/// its op runs again, and it makes no graph output's last instance).
+static std::vector<bool> ruinRerun(const PlanningGraph &graph,
+                                   llvm::ArrayRef<OpId> runs, size_t ruined) {
+  std::vector<bool> rerun(runs.size()), ran(graph.numOps(), false);
+  for (auto [i, op] : llvm::enumerate(runs)) {
+    rerun[i] = ran[op];
+    ran[op] = true;
+  }
+  std::vector<bool> gone(runs.size(), false);
+  gone[ruined] = true;
+  // Whether a run after the one at hand, left in, reads the instance of the
+  // tensor that is current there.
+  std::vector<bool> readLater(graph.numTensors());
+  for (TensorId t = 0; t < graph.numTensors(); ++t)
+    readLater[t] = graph.mustStayResident(t);
+  for (size_t i = runs.size(); i-- > 0;) {
+    const PlanOp &op = graph.op(runs[i]);
+    if (rerun[i] && llvm::none_of(op.outputs, [&](TensorId output) {
+          return readLater[output];
+        }))
+      gone[i] = true;
+    if (gone[i])
+      continue;
+    for (TensorId output : op.outputs)
+      readLater[output] = false;
+    for (TensorId input : op.inputs)
+      readLater[input] = true;
+  }
+  return gone;
+}
+
+/// A cheaper recompute-only program than `best` within `budget`, if ruin
+/// and repair finds one (a large-neighbourhood search): a rerun goes with
+/// the reruns that only fed it, the instance its readers then read is
+/// kept (not recomputable in the run graph, so the repair cannot take the
+/// same way back), the rest is planned again as a graph of its runs
+/// (buildRunGraph, attemptPlainOrGuided) and mapped back and pruned. Per
+/// round, the costliest reruns not ruined before are each ruined and
+/// repaired on all cores, and the cheapest result that beats `best` is
+/// taken; the search stops after two rounds in a row without one. The
+/// greedy planners commit to a rebuild chain once; ruining it lets the
+/// others' reruns cover its stretch instead.
+static FastAttempt repairedCheaper(const PlanningGraph &graph, uint64_t budget,
+                                   const MachineModel &device, bool dropsAhead,
+                                   FastAttempt best) {
+  constexpr unsigned kRounds = 8, kRuinsPerRound = 4, kFruitlessRounds = 2;
+  // A repair plans about as many ops as the program runs; at most this many
+  // run-ops of repairs per search, so that it costs a few plans of the
+  // graph at most (none past 16k runs).
+  constexpr size_t kRepairWork = size_t(1) << 16;
+  if (!isRunSequence(best.steps))
+    return best;
+  size_t rounds = std::min<size_t>(kRounds, kRepairWork / kRuinsPerRound /
+                                                getOpRuns(best.steps).size());
+  // By op and which of its runs: ruined before.
+  std::set<std::pair<OpId, unsigned>> ruinedBefore;
+  for (unsigned round = 0, fruitless = 0;
+       round < rounds && fruitless < kFruitlessRounds; ++round) {
+    std::vector<OpId> runs = getOpRuns(best.steps);
+    std::vector<unsigned> runsOf(graph.numOps(), 0);
+    std::vector<std::pair<size_t, unsigned>> reruns;
+    for (auto [i, op] : llvm::enumerate(runs))
+      if (runsOf[op]++)
+        reruns.push_back({i, runsOf[op] - 1});
+    llvm::stable_sort(reruns, [&](const auto &a, const auto &b) {
+      return graph.op(runs[a.first]).cost > graph.op(runs[b.first]).cost;
+    });
+    std::vector<size_t> ruins;
+    for (auto [index, which] : reruns) {
+      if (ruins.size() == kRuinsPerRound)
+        break;
+      if (ruinedBefore.insert({runs[index], which}).second)
+        ruins.push_back(index);
+    }
+    if (ruins.empty())
+      break;
+    std::vector<std::optional<FastAttempt>> repairs =
+        attemptEach(ruins.size(), [&](size_t k) -> std::optional<FastAttempt> {
+          size_t ruined = ruins[k];
+          std::vector<bool> gone = ruinRerun(graph, runs, ruined);
+          std::vector<OpId> left;
+          llvm::SmallVector<size_t, 1> kept;
+          for (auto [i, op] : llvm::enumerate(runs)) {
+            if (gone[i])
+              continue;
+            if (i < ruined && op == runs[ruined])
+              kept.assign({left.size()});
+            left.push_back(op);
+          }
+          RunGraph runGraph = buildRunGraph(graph, left, kept);
+          std::optional<FastAttempt> repair =
+              attemptPlainOrGuided(runGraph.graph, budget, device, dropsAhead,
+                                   {}, /*boundedFallback=*/true);
+          if (!repair || repair->peak > budget)
+            return std::nullopt;
+          std::optional<std::vector<PlanStep>> steps =
+              mapToOriginal(graph, runGraph, repair->steps);
+          if (!steps)
+            return std::nullopt;
+          return prunedWithin(
+              graph, simulatedAttempt(graph, std::move(*steps), device), budget,
+              device);
+        });
+    std::optional<FastAttempt> cheapest;
+    for (std::optional<FastAttempt> &repair : repairs)
+      if (repair &&
+          repair->overhead < (cheapest ? cheapest->overhead : best.overhead))
+        cheapest = std::move(repair);
+    fruitless = cheapest ? 0 : fruitless + 1;
+    if (cheapest)
+      best = std::move(*cheapest);
+  }
+  return best;
+}
+
 /// The lowest peak the fast planner finds, with every candidate for host
 /// memory there, and a recompute-only program's peak brought down further
 /// (descendToBudget) until it meets `target`.
@@ -608,6 +743,8 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
   for (std::optional<FastAttempt> &lower : lowerAttempts)
     if (lower && lower->overhead < attempt->overhead)
       attempt = std::move(lower);
+  *attempt =
+      repairedCheaper(graph, budget, device, dropsAhead, std::move(*attempt));
   // A program the simulator rejects is a planner bug, reported as is.
   llvm::Expected<Plan> plan = buildFastPlan(graph, std::move(*attempt), device);
   if (!plan || !device.canOffload())

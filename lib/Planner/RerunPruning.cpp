@@ -389,16 +389,18 @@ std::vector<OpId> RunSequence::runs() const {
   return left;
 }
 
+bool vram::planner::isRunSequence(llvm::ArrayRef<PlanStep> steps) {
+  return !steps.empty() && steps.front().kind == StepKind::Compute &&
+         llvm::none_of(steps, [](const PlanStep &step) {
+           return step.kind == StepKind::Offload ||
+                  step.kind == StepKind::Prefetch;
+         });
+}
+
 std::optional<std::vector<PlanStep>>
 vram::planner::pruneReruns(const PlanningGraph &graph,
                            llvm::ArrayRef<PlanStep> steps, uint64_t budget) {
-  // Frees before the first run keep arguments in host memory; copies move
-  // tensors: neither is a sequence of runs.
-  if (steps.empty() || steps.front().kind != StepKind::Compute ||
-      llvm::any_of(steps, [](const PlanStep &step) {
-        return step.kind == StepKind::Offload ||
-               step.kind == StepKind::Prefetch;
-      }))
+  if (!isRunSequence(steps))
     return std::nullopt;
   std::vector<OpId> runs;
   std::vector<size_t> reruns;

@@ -15,6 +15,10 @@
 
 namespace vram::planner {
 
+/// Whether `steps` is a sequence of op runs and frees: no copies, and no
+/// persistent tensor kept in host memory (a free before the first run).
+bool isRunSequence(llvm::ArrayRef<PlanStep> steps);
+
 /// A program that runs `steps`' ops in their order less some reruns, each
 /// tensor instance freed after its last read, within `budget`: the costliest
 /// reruns first, each taken out, with the reruns that only fed it, where

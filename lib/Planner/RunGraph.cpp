@@ -5,7 +5,8 @@
 using namespace vram::planner;
 
 RunGraph vram::planner::buildRunGraph(const PlanningGraph &graph,
-                                      llvm::ArrayRef<OpId> runs) {
+                                      llvm::ArrayRef<OpId> runs,
+                                      llvm::ArrayRef<size_t> keptRuns) {
   RunGraph result;
   PlanningGraph &runGraph = result.graph;
   // By tensor of `graph`: the instance the next reader finds.
@@ -17,8 +18,9 @@ RunGraph vram::planner::buildRunGraph(const PlanningGraph &graph,
           tensor.recomputable, tensor.offloadable);
       instance[t] = shared;
     }
-  for (OpId op : runs) {
+  for (auto [index, op] : llvm::enumerate(runs)) {
     const PlanOp &original = graph.op(op);
+    bool kept = llvm::is_contained(keptRuns, index);
     OpId run =
         runGraph.addOp(original.name, original.cost, original.isBackward);
     result.originalOp.push_back(op);
@@ -32,7 +34,7 @@ RunGraph vram::planner::buildRunGraph(const PlanningGraph &graph,
       const PlanTensor &tensor = graph.tensor(output);
       TensorId made =
           runGraph.addTensor(tensor.name, tensor.bytes, tensor.category, run,
-                             tensor.recomputable, tensor.offloadable);
+                             tensor.recomputable && !kept, tensor.offloadable);
       if (tensor.reusesStorageOf)
         runGraph.setReusesStorageOf(made, instance[*tensor.reusesStorageOf]);
       instance[output] = made;

@@ -25,8 +25,11 @@ struct RunGraph {
 };
 
 /// `runs` (ops of `graph`, every input made by an earlier run or present
-/// from the start) as a RunGraph whose schedule is `runs`.
-RunGraph buildRunGraph(const PlanningGraph &graph, llvm::ArrayRef<OpId> runs);
+/// from the start) as a RunGraph whose schedule is `runs`. The instances
+/// that the runs at the indices `keptRuns` make cannot be recomputed there:
+/// a plan of the run graph keeps them between their uses.
+RunGraph buildRunGraph(const PlanningGraph &graph, llvm::ArrayRef<OpId> runs,
+                       llvm::ArrayRef<size_t> keptRuns = {});
 
 /// A recompute-only program of `runGraph.graph` as a program of the
 /// original graph: the same op runs, each instance freed after its last

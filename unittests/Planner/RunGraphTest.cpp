@@ -77,3 +77,27 @@ TEST(RunGraphTest, HostCopiesAreNotMapped) {
                                  PlanStep::offload(2)};
   EXPECT_FALSE(mapToOriginal(p.graph, runGraph, steps).has_value());
 }
+
+TEST(RunGraphTest, KeptRunsMakeInstancesThatStay) {
+  // Q, A, B, C, D without the rerun peaks at 2+10+10+1 = 23 while C runs
+  // (a waits for D). At 20 the planner reruns A for D (C then at
+  // 2+4+10+1 = 17, q kept for the rerun); with A's run kept, a cannot be
+  // rebuilt, nothing else can go, and 20 is refused.
+  RerunProgram p = makeRerunProgram();
+  std::vector<OpId> runs = {p.opQ, p.opA, p.opB, p.opC, p.opD};
+  RunGraph free = buildRunGraph(p.graph, runs);
+  RunGraph kept = buildRunGraph(p.graph, runs, /*keptRuns=*/{1});
+  TensorId a = kept.graph.op(1).outputs[0];
+  EXPECT_TRUE(free.graph.canRecompute(a));
+  EXPECT_FALSE(kept.graph.canRecompute(a));
+  ASSERT_EQ(unplannedPeak(kept.graph), 23u);
+  llvm::Expected<Plan> rerun = planFast(free.graph, 20, MachineModel());
+  ASSERT_TRUE(static_cast<bool>(rerun)) << llvm::toString(rerun.takeError());
+  EXPECT_EQ(rerun->simulation.peakBytes, 17u);
+  llvm::Expected<Plan> refused = planFast(kept.graph, 20, MachineModel());
+  ASSERT_FALSE(static_cast<bool>(refused));
+  llvm::handleAllErrors(refused.takeError(),
+                        [](const BudgetTooSmallError &error) {
+                          EXPECT_EQ(error.smallestFeasible, 23u);
+                        });
+}
