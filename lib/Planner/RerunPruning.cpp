@@ -148,11 +148,6 @@ private:
     return instance.lastRead < 0 ? instance.made
                                  : int64_t(reads[instance.lastRead].run);
   }
-  /// The run before read `read` that touched its instance.
-  int64_t touchBefore(const Read &read) const {
-    return read.previous < 0 ? instances[read.instance].made
-                             : int64_t(reads[read.previous].run);
-  }
   /// Whether run `r` is a rerun that this bookkeeping can take out: it
   /// makes no first instance, and nothing in an input's storage (that takes
   /// the input's instance, which is not followed here).
