@@ -203,6 +203,23 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
   return attempt;
 }
 
+/// `steps` as an attempt, simulated; none when the simulator rejects it.
+static std::optional<FastAttempt> simulatedAttempt(const PlanningGraph &graph,
+                                                   std::vector<PlanStep> steps,
+                                                   const MachineModel &device) {
+  llvm::Expected<SimulationResult> simulation = simulate(graph, steps, device);
+  if (!simulation) {
+    llvm::consumeError(simulation.takeError());
+    return std::nullopt;
+  }
+  FastAttempt attempt;
+  attempt.steps = std::move(steps);
+  attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
+  attempt.peak = simulation->peakBytes;
+  attempt.overhead = simulation->overhead();
+  return attempt;
+}
+
 /// `attempt` if it meets `budget`, with the reruns the budget does not need
 /// taken out (pruneReruns) where that makes it cheaper.
 static std::optional<FastAttempt>
@@ -214,18 +231,12 @@ prunedWithin(const PlanningGraph &graph, std::optional<FastAttempt> attempt,
       pruneReruns(graph, attempt->steps, budget);
   if (!steps)
     return attempt;
-  llvm::Expected<SimulationResult> simulation = simulate(graph, *steps, device);
-  if (!simulation) {
-    llvm::consumeError(simulation.takeError());
+  std::optional<FastAttempt> pruned =
+      simulatedAttempt(graph, std::move(*steps), device);
+  if (!pruned || pruned->peak > budget || pruned->overhead >= attempt->overhead)
     return attempt;
-  }
-  if (simulation->peakBytes > budget ||
-      simulation->overhead() >= attempt->overhead)
-    return attempt;
-  attempt->steps = std::move(*steps);
-  attempt->peak = simulation->peakBytes;
-  attempt->overhead = simulation->overhead();
-  return attempt;
+  pruned->evictionCosts = std::move(attempt->evictionCosts);
+  return pruned;
 }
 
 /// `attempts` less those that miss `budget`, with the reruns the budget does
@@ -395,9 +406,7 @@ static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
     for (double step : kSteps)
       if (uint64_t target = lowest.peak * step; target > floor)
         targets.push_back(target);
-    std::optional<std::vector<PlanStep>> bestSteps;
-    SimulationResult bestSimulation;
-    bestSimulation.peakBytes = lowest.peak;
+    std::optional<FastAttempt> lower;
     for (std::optional<FastAttempt> &attempt :
          attemptEach(targets.size(), [&](size_t i) {
            return attemptPlainOrGuided(runGraph.graph, targets[i], device,
@@ -410,44 +419,18 @@ static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
           mapToOriginal(graph, runGraph, attempt->steps);
       if (!steps)
         continue;
-      llvm::Expected<SimulationResult> simulation =
-          simulate(graph, *steps, device);
-      if (!simulation) {
-        llvm::consumeError(simulation.takeError());
-        continue;
-      }
-      if (simulation->peakBytes < bestSimulation.peakBytes) {
-        bestSteps = std::move(steps);
-        bestSimulation = *simulation;
-      }
+      std::optional<FastAttempt> mapped =
+          simulatedAttempt(graph, std::move(*steps), device);
+      if (mapped && mapped->peak < (lower ? lower->peak : lowest.peak))
+        lower = std::move(mapped);
     }
-    if (!bestSteps)
+    if (!lower)
       break;
-    lowest.steps = std::move(*bestSteps);
-    lowest.evictionCosts.assign(graph.numTensors(), std::nullopt);
-    lowest.peak = bestSimulation.peakBytes;
-    lowest.overhead = bestSimulation.overhead();
+    lowest = std::move(*lower);
   }
   if (lowest.peak > budget)
     return lowest;
   return prunedWithin(graph, std::move(lowest), budget, device);
-}
-
-/// `steps` as an attempt, simulated; none when the simulator rejects it.
-static std::optional<FastAttempt> simulatedAttempt(const PlanningGraph &graph,
-                                                   std::vector<PlanStep> steps,
-                                                   const MachineModel &device) {
-  llvm::Expected<SimulationResult> simulation = simulate(graph, steps, device);
-  if (!simulation) {
-    llvm::consumeError(simulation.takeError());
-    return std::nullopt;
-  }
-  FastAttempt attempt;
-  attempt.steps = std::move(steps);
-  attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
-  attempt.peak = simulation->peakBytes;
-  attempt.overhead = simulation->overhead();
-  return attempt;
 }
 
 /// Which of `runs` go when the rerun at index `ruined` goes: it, and every
