@@ -129,6 +129,187 @@ std::vector<unsigned> ListScheduler::run(Pick pick) {
   return order;
 }
 
+namespace {
+/// Local search on a topological order for a lower peak of live bytes (in
+/// the list schedules' accounting: allocations less the buffers freed after
+/// their last read). A move takes one op to another place between its last
+/// predecessor and its first successor and is kept when the peak does not
+/// grow and neither does the sum of live bytes over the schedule, which
+/// lets the search cross the peak's plateaus. Live bytes change only from
+/// the op's old place to its new one (before it the same ops have run,
+/// after it the same buffers are freed), so a move is weighed there only.
+class OrderRefiner {
+public:
+  OrderRefiner(const OrderingProblem &problem, std::vector<unsigned> order);
+  /// Random moves, from a fixed seed, until `work` (ops and reads walked)
+  /// is spent.
+  void refine(uint64_t work);
+  int64_t peak() const { return prefixPeak.back(); }
+  std::vector<unsigned> takeOrder() { return std::move(order); }
+
+private:
+  /// Live bytes while each op of `window` runs, `window` being the ops at
+  /// places [lo, lo + window.size()) in a new order, into `during`; per
+  /// buffer freed there, its new last reader's place into `lastReadIn`
+  /// (stamped). Returns the reads walked.
+  uint64_t weigh(unsigned lo, llvm::ArrayRef<unsigned> window,
+                 std::vector<int64_t> &during);
+  void recomputePeaks(unsigned lo, unsigned hi);
+
+  const OrderingProblem &problem;
+  std::vector<unsigned> order, place;
+  std::vector<llvm::SmallVector<unsigned, 2>> successors;
+  /// Per place: live bytes while its op runs, and after it frees.
+  std::vector<int64_t> during, after;
+  /// Per place: the highest of `during` up to it, and from it on.
+  std::vector<int64_t> prefixPeak, suffixPeak;
+  int64_t total = 0;
+  /// Per buffer: the place of its last reader.
+  std::vector<unsigned> lastRead;
+  /// weigh's scratch: per buffer, the stamp of the weighing that saw it
+  /// last and the place of its last reader there; per window op, the bytes
+  /// it frees.
+  std::vector<unsigned> seen, lastReadIn;
+  unsigned stamp = 0;
+  std::vector<int64_t> freed;
+};
+} // namespace
+
+OrderRefiner::OrderRefiner(const OrderingProblem &problem,
+                           std::vector<unsigned> initial)
+    : problem(problem), order(std::move(initial)), place(order.size()),
+      successors(order.size()), during(order.size()), after(order.size()),
+      prefixPeak(order.size()), suffixPeak(order.size()),
+      lastRead(problem.bufferBytes.size(), 0),
+      seen(problem.bufferBytes.size(), 0),
+      lastReadIn(problem.bufferBytes.size(), 0) {
+  for (auto [p, op] : llvm::enumerate(order))
+    place[op] = p;
+  for (auto [op, predecessors] : llvm::enumerate(problem.predecessors))
+    for (unsigned predecessor : predecessors)
+      successors[predecessor].push_back(op);
+  for (auto [p, op] : llvm::enumerate(order))
+    for (unsigned buffer : problem.reads[op])
+      lastRead[buffer] = std::max<unsigned>(lastRead[buffer], p);
+  // The whole order as one window: every buffer's last reader is in it.
+  weigh(0, order, during);
+  for (unsigned p = 0; p < order.size(); ++p) {
+    after[p] = during[p] - freed[p];
+    total += during[p];
+  }
+  if (!order.empty())
+    recomputePeaks(0, order.size() - 1);
+}
+
+uint64_t OrderRefiner::weigh(unsigned lo, llvm::ArrayRef<unsigned> window,
+                             std::vector<int64_t> &windowDuring) {
+  unsigned hi = lo + window.size() - 1;
+  ++stamp;
+  freed.assign(window.size(), 0);
+  uint64_t reads = 0;
+  // Backwards: the first window op met that reads a buffer whose readers
+  // all lie in or before the window reads it last.
+  for (size_t k = window.size(); k-- > 0;)
+    for (unsigned buffer : problem.reads[window[k]]) {
+      ++reads;
+      if (seen[buffer] == stamp || lastRead[buffer] > hi)
+        continue;
+      seen[buffer] = stamp;
+      lastReadIn[buffer] = lo + k;
+      if (problem.freedAfterLastRead[buffer])
+        freed[k] += problem.bufferBytes[buffer];
+    }
+  windowDuring.resize(window.size());
+  int64_t live = lo ? after[lo - 1] : 0;
+  for (auto [k, op] : llvm::enumerate(window)) {
+    windowDuring[k] = live + int64_t(problem.allocatedBytes[op]);
+    live = windowDuring[k] - freed[k];
+  }
+  return reads + window.size();
+}
+
+void OrderRefiner::recomputePeaks(unsigned lo, unsigned hi) {
+  size_t n = order.size();
+  for (size_t p = lo; p < n; ++p)
+    prefixPeak[p] = std::max(p ? prefixPeak[p - 1] : INT64_MIN, during[p]);
+  for (size_t p = hi + 1; p-- > 0;)
+    suffixPeak[p] =
+        std::max(p + 1 < n ? suffixPeak[p + 1] : INT64_MIN, during[p]);
+}
+
+void OrderRefiner::refine(uint64_t work) {
+  size_t n = order.size();
+  if (n < 2)
+    return;
+  // splitmix64: the same moves on every platform.
+  uint64_t state = 0;
+  auto random = [&](uint64_t bound) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111eb;
+    return (z ^ (z >> 31)) % bound;
+  };
+  // Gaps between improvements were under 120 tries per op on the random
+  // layered graphs of 100-1,000 ops.
+  const uint64_t patience = 256 * n;
+  std::vector<unsigned> window;
+  std::vector<int64_t> windowDuring;
+  uint64_t spent = 0, tries = 0, lastImprovement = 0;
+  while (spent < work && tries - lastImprovement < patience) {
+    ++tries;
+    unsigned from = random(n), op = order[from];
+    unsigned first = 0, last = n - 1;
+    for (unsigned predecessor : problem.predecessors[op])
+      first = std::max(first, place[predecessor] + 1);
+    for (unsigned successor : successors[op])
+      last = std::min(last, place[successor] - 1);
+    spent += 1 + problem.predecessors[op].size() + successors[op].size();
+    unsigned to = first + random(last - first + 1);
+    if (to == from)
+      continue;
+    unsigned lo = std::min(from, to), hi = std::max(from, to);
+    window.clear();
+    if (from < to) {
+      window.insert(window.end(), order.begin() + from + 1,
+                    order.begin() + to + 1);
+      window.push_back(op);
+    } else {
+      window.push_back(op);
+      window.insert(window.end(), order.begin() + to, order.begin() + from);
+    }
+    spent += weigh(lo, window, windowDuring);
+    int64_t newPeak = *llvm::max_element(windowDuring);
+    if (lo > 0)
+      newPeak = std::max(newPeak, prefixPeak[lo - 1]);
+    if (hi + 1 < n)
+      newPeak = std::max(newPeak, suffixPeak[hi + 1]);
+    int64_t newTotal = total;
+    for (unsigned p = lo; p <= hi; ++p)
+      newTotal += windowDuring[p - lo] - during[p];
+    if (newPeak > peak() || (newPeak == peak() && newTotal > total))
+      continue;
+    if (newPeak < peak() || newTotal < total)
+      lastImprovement = tries;
+    bool profileChanged = !std::equal(windowDuring.begin(), windowDuring.end(),
+                                      during.begin() + lo);
+    for (auto [k, moved] : llvm::enumerate(window)) {
+      unsigned p = lo + k;
+      order[p] = moved;
+      place[moved] = p;
+      during[p] = windowDuring[k];
+      after[p] = during[p] - freed[k];
+      for (unsigned buffer : problem.reads[moved])
+        if (seen[buffer] == stamp)
+          lastRead[buffer] = lastReadIn[buffer];
+    }
+    total = newTotal;
+    if (profileChanged) {
+      recomputePeaks(lo, hi);
+      spent += n;
+    }
+  }
+}
+
 std::vector<std::vector<unsigned>>
 vram::planner::ordersForMemory(const OrderingProblem &problem) {
   std::vector<std::vector<unsigned>> orders;
@@ -136,6 +317,31 @@ vram::planner::ordersForMemory(const OrderingProblem &problem) {
     std::vector<unsigned> order = ListScheduler(problem).run(pick);
     if (!llvm::is_contained(orders, order))
       orders.push_back(std::move(order));
+  }
+  // The list schedules choose one op at a time and cannot take a choice
+  // back; moving ops afterwards lowers the peak of the lowest of them and
+  // the given order further (random layered graphs of 250 ops: from 92% of
+  // the given order's peak to 83%).
+  std::vector<unsigned> given(problem.predecessors.size());
+  for (unsigned op = 0; op < given.size(); ++op)
+    given[op] = op;
+  std::optional<OrderRefiner> lowest;
+  auto consider = [&](const std::vector<unsigned> &start) {
+    OrderRefiner refiner(problem, start);
+    if (!lowest || refiner.peak() < lowest->peak())
+      lowest.emplace(std::move(refiner));
+  };
+  consider(given);
+  for (const std::vector<unsigned> &order : orders)
+    consider(order);
+  int64_t startPeak = lowest->peak();
+  // Ops and reads walked: about 50 ms on 1,000 ops here.
+  constexpr uint64_t kRefineWork = uint64_t(1) << 24;
+  lowest->refine(kRefineWork);
+  if (lowest->peak() < startPeak) {
+    std::vector<unsigned> refined = lowest->takeOrder();
+    if (!llvm::is_contained(orders, refined))
+      orders.push_back(std::move(refined));
   }
   return orders;
 }
