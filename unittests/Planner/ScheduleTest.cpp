@@ -135,6 +135,16 @@ TEST(ScheduleTest, EveryOrderIsTopologicalAndTheChosenOneNeverPeaksHigher) {
   }
 }
 
+TEST(ScheduleTest, OrdersAProgramWithoutOpsOrWithOne) {
+  // A function that returns its argument plans no op; one op has one order.
+  for (size_t ops : {0, 1}) {
+    OrderingProblem problem(ops);
+    std::vector<std::vector<unsigned>> orders = ordersForMemory(problem);
+    ASSERT_EQ(orders.size(), 1u);
+    EXPECT_EQ(orders.front().size(), ops);
+  }
+}
+
 /// A training step's tail in the given order: b1 and b2 read parameters p1
 /// and p2 (10 B each) and make their gradients (`gradientBytes` each); with
 /// `castBytes`, c1 and c2 then cast them to tensors of that size (mixed
