@@ -149,11 +149,13 @@ public:
 
 private:
   /// Live bytes while each op of `window` runs, `window` being the ops at
-  /// places [lo, lo + window.size()) in a new order, into `during`; per
-  /// buffer freed there, its new last reader's place into `lastReadIn`
-  /// (stamped). Returns the reads walked.
+  /// places [lo, lo + window.size()) in a new order, into `windowDuring`;
+  /// per buffer whose readers all run by the window's end, the place of
+  /// its last reader in the new order into `lastReadIn` (stamped), and per
+  /// window op the bytes it frees into `freed`. Returns the ops and reads
+  /// walked.
   uint64_t weigh(unsigned lo, llvm::ArrayRef<unsigned> window,
-                 std::vector<int64_t> &during);
+                 std::vector<int64_t> &windowDuring);
   void recomputePeaks(unsigned lo, unsigned hi);
 
   const OrderingProblem &problem;
