@@ -142,7 +142,7 @@ class OrderRefiner {
 public:
   OrderRefiner(const OrderingProblem &problem, std::vector<unsigned> order);
   /// Random moves, from a fixed seed, until `work` (ops and reads walked)
-  /// is spent.
+  /// is spent or 256 tries per op have not lowered the peak or the sum.
   void refine(uint64_t work);
   int64_t peak() const { return prefixPeak.back(); }
   std::vector<unsigned> takeOrder() { return std::move(order); }
