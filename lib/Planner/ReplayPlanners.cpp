@@ -489,8 +489,7 @@ static FastAttempt repairedCheaper(const PlanningGraph &graph, uint64_t budget,
   if (!isRunSequence(best.steps))
     return best;
   // A repair with host copies could not be mapped back.
-  MachineModel recomputeOnly{device.computeSpeed, 0,
-                             device.copiesOverlapCompute};
+  MachineModel recomputeOnly = device.withoutHostLink();
   size_t rounds = std::min<size_t>(kRounds, kRepairWork / kRuinsPerRound /
                                                 getOpRuns(best.steps).size());
   // By op and which of its runs: ruined before.
@@ -737,10 +736,8 @@ llvm::Expected<Plan> vram::planner::planFast(const PlanningGraph &graph,
   // Offload decisions are greedy per eviction and can lose to recomputing
   // everything; a recompute-only plan is valid on any device, so keep
   // whichever simulates faster.
-  std::optional<FastAttempt> recomputeOnly = fastAttemptWithin(
-      graph, budget,
-      MachineModel{device.computeSpeed, 0, device.copiesOverlapCompute},
-      dropsAhead);
+  std::optional<FastAttempt> recomputeOnly =
+      fastAttemptWithin(graph, budget, device.withoutHostLink(), dropsAhead);
   if (!recomputeOnly || recomputeOnly->peak > budget)
     return plan;
   llvm::Expected<Plan> alternative =

@@ -514,8 +514,7 @@ runPlanner(StringRef plannerName, const planner::PlanningGraph &graph,
   if (plannerName == "fast" || plannerName == "fast-replay")
     return planner::planFast(graph, budget, device,
                              /*dropsAhead=*/plannerName == "fast");
-  planner::MachineModel recomputeOnly = device;
-  recomputeOnly.hostLinkBytesPerTime = 0;
+  planner::MachineModel recomputeOnly = device.withoutHostLink();
   auto tooSmall = [&](uint64_t smallest) {
     return llvm::make_error<planner::BudgetTooSmallError>(
         budget, planner::memoryFloor(graph, /*canOffload=*/false), smallest);

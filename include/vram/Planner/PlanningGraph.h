@@ -148,6 +148,12 @@ struct MachineModel {
   bool copiesOverlapCompute = true;
 
   bool canOffload() const { return hostLinkBytesPerTime > 0; }
+  /// The same device with offloading disabled: a recompute-only plan.
+  MachineModel withoutHostLink() const {
+    MachineModel device = *this;
+    device.hostLinkBytesPerTime = 0;
+    return device;
+  }
   double computeTime(double cost) const { return cost / computeSpeed; }
   double copyTime(uint64_t bytes) const {
     return static_cast<double>(bytes) / hostLinkBytesPerTime;
