@@ -50,18 +50,26 @@ private:
 };
 } // namespace
 
+/// Per op, the ops that wait for it.
+static std::vector<llvm::SmallVector<unsigned, 2>>
+getSuccessors(const OrderingProblem &problem) {
+  std::vector<llvm::SmallVector<unsigned, 2>> successors(
+      problem.predecessors.size());
+  for (auto [op, predecessors] : llvm::enumerate(problem.predecessors))
+    for (unsigned predecessor : predecessors)
+      successors[predecessor].push_back(op);
+  return successors;
+}
+
 ListScheduler::ListScheduler(const OrderingProblem &problem)
     : problem(problem), pendingReaders(problem.bufferBytes.size(), 0),
       waitingFor(problem.predecessors.size()),
-      successors(problem.predecessors.size()) {
+      successors(getSuccessors(problem)) {
   for (const auto &reads : problem.reads)
     for (unsigned buffer : reads)
       ++pendingReaders[buffer];
-  for (auto [op, predecessors] : llvm::enumerate(problem.predecessors)) {
+  for (auto [op, predecessors] : llvm::enumerate(problem.predecessors))
     waitingFor[op] = predecessors.size();
-    for (unsigned predecessor : predecessors)
-      successors[predecessor].push_back(op);
-  }
   for (unsigned op = 0; op < waitingFor.size(); ++op)
     if (waitingFor[op] == 0)
       ready.insert(op);
@@ -149,20 +157,21 @@ public:
 
 private:
   /// Live bytes while each op of `window` runs, `window` being the ops at
-  /// places [lo, lo + window.size()) in a new order, into `windowDuring`;
-  /// per buffer whose readers all run by the window's end, the place of
-  /// its last reader in the new order into `lastReadIn` (stamped), and per
-  /// window op the bytes it frees into `freed`. Returns the ops and reads
+  /// places [lo, lo + window.size()) in a new order and `liveBefore` the
+  /// live bytes before place `lo`, into `windowDuring`; per buffer whose
+  /// readers all run by the window's end, the place of its last reader in
+  /// the new order into `lastReadIn` (stamped). Returns the ops and reads
   /// walked.
-  uint64_t weigh(unsigned lo, llvm::ArrayRef<unsigned> window,
+  uint64_t weigh(unsigned lo, int64_t liveBefore,
+                 llvm::ArrayRef<unsigned> window,
                  std::vector<int64_t> &windowDuring);
   void recomputePeaks(unsigned lo, unsigned hi);
 
   const OrderingProblem &problem;
   std::vector<unsigned> order, place;
   std::vector<llvm::SmallVector<unsigned, 2>> successors;
-  /// Per place: live bytes while its op runs, and after it frees.
-  std::vector<int64_t> during, after;
+  /// Per place: live bytes while its op runs.
+  std::vector<int64_t> during;
   /// Per place: the highest of `during` up to it, and from it on.
   std::vector<int64_t> prefixPeak, suffixPeak;
   int64_t total = 0;
@@ -170,7 +179,7 @@ private:
   std::vector<unsigned> lastRead;
   /// weigh's scratch: per buffer, the stamp of the weighing that saw it
   /// last and the place of its last reader there; per window op, the bytes
-  /// it frees.
+  /// it frees (kept to save an allocation per move).
   std::vector<unsigned> seen, lastReadIn;
   unsigned stamp = 0;
   std::vector<int64_t> freed;
@@ -180,30 +189,26 @@ private:
 OrderRefiner::OrderRefiner(const OrderingProblem &problem,
                            std::vector<unsigned> initial)
     : problem(problem), order(std::move(initial)), place(order.size()),
-      successors(order.size()), during(order.size()), after(order.size()),
+      successors(getSuccessors(problem)), during(order.size()),
       prefixPeak(order.size()), suffixPeak(order.size()),
       lastRead(problem.bufferBytes.size(), 0),
       seen(problem.bufferBytes.size(), 0),
       lastReadIn(problem.bufferBytes.size(), 0) {
   for (auto [p, op] : llvm::enumerate(order))
     place[op] = p;
-  for (auto [op, predecessors] : llvm::enumerate(problem.predecessors))
-    for (unsigned predecessor : predecessors)
-      successors[predecessor].push_back(op);
   for (auto [p, op] : llvm::enumerate(order))
     for (unsigned buffer : problem.reads[op])
       lastRead[buffer] = std::max<unsigned>(lastRead[buffer], p);
   // The whole order as one window: every buffer's last reader is in it.
-  weigh(0, order, during);
-  for (unsigned p = 0; p < order.size(); ++p) {
-    after[p] = during[p] - freed[p];
-    total += during[p];
-  }
+  weigh(0, 0, order, during);
+  for (int64_t live : during)
+    total += live;
   if (!order.empty())
     recomputePeaks(0, order.size() - 1);
 }
 
-uint64_t OrderRefiner::weigh(unsigned lo, llvm::ArrayRef<unsigned> window,
+uint64_t OrderRefiner::weigh(unsigned lo, int64_t liveBefore,
+                             llvm::ArrayRef<unsigned> window,
                              std::vector<int64_t> &windowDuring) {
   unsigned hi = lo + window.size() - 1;
   ++stamp;
@@ -222,7 +227,7 @@ uint64_t OrderRefiner::weigh(unsigned lo, llvm::ArrayRef<unsigned> window,
         freed[k] += problem.bufferBytes[buffer];
     }
   windowDuring.resize(window.size());
-  int64_t live = lo ? after[lo - 1] : 0;
+  int64_t live = liveBefore;
   for (auto [k, op] : llvm::enumerate(window)) {
     windowDuring[k] = live + int64_t(problem.allocatedBytes[op]);
     live = windowDuring[k] - freed[k];
@@ -279,7 +284,10 @@ void OrderRefiner::refine(uint64_t work) {
       window.push_back(op);
       window.insert(window.end(), order.begin() + to, order.begin() + from);
     }
-    spent += weigh(lo, window, windowDuring);
+    // What runs before place lo is the same in both orders.
+    int64_t liveBefore =
+        during[lo] - int64_t(problem.allocatedBytes[order[lo]]);
+    spent += weigh(lo, liveBefore, window, windowDuring);
     int64_t newPeak = *llvm::max_element(windowDuring);
     if (lo > 0)
       newPeak = std::max(newPeak, prefixPeak[lo - 1]);
@@ -299,7 +307,6 @@ void OrderRefiner::refine(uint64_t work) {
       order[p] = moved;
       place[moved] = p;
       during[p] = windowDuring[k];
-      after[p] = during[p] - freed[k];
       for (unsigned buffer : problem.reads[moved])
         if (seen[buffer] == stamp)
           lastRead[buffer] = lastReadIn[buffer];
