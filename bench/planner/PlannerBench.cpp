@@ -337,8 +337,8 @@ bool benchIRFile(llvm::StringRef path, const vram::DeviceProfile &profile,
     return false;
   }
   mlir::Block &body = main.getFunctionBody().front();
-  vram::IRPlanningGraph planning =
-      vram::buildPlanningGraph(analysis, vram::getPlannedOps(body), profile);
+  vram::IRPlanningGraph planning = vram::buildPlanningGraph(
+      analysis, body, vram::getPlannedOps(body), profile);
   benchGraph(llvm::sys::path::stem(path), planning.graph,
              vram::getPlannerDevice(profile, /*allowOffload=*/false),
              vram::getPlannerDevice(profile, /*allowOffload=*/true), milpLimit,

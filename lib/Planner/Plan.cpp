@@ -44,6 +44,9 @@ public:
         result.peakStep = index;
       }
     }
+    // A graph without ops holds what it starts with on the device throughout.
+    if (!started)
+      result.peakBytes = live;
     for (auto [op, done] : llvm::enumerate(computed))
       if (!done)
         return fail("op '{0}' never runs", graph.op(op).name);

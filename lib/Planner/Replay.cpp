@@ -351,6 +351,10 @@ void Replayer::afterUse(TensorId t) {
 }
 
 llvm::Error Replayer::budgetError() const {
+  // The tensors resident at the start can pass the budget in a graph
+  // without ops.
+  if (cursor >= graph.numOps())
+    return llvm::createStringError("budget exceeded before the first op");
   return llvm::createStringError(
       llvm::formatv("budget exceeded at op '{0}'", graph.op(cursor).name));
 }

@@ -172,7 +172,7 @@ static planner::TensorCategory toPlannerCategory(MemoryCategory category) {
   llvm_unreachable("unknown memory category");
 }
 
-IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
+IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis, Block &body,
                                    ArrayRef<Operation *> order,
                                    const DeviceProfile &device) {
   IRPlanningGraph result;
@@ -202,17 +202,16 @@ IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
     result.tensorOf[root] = id;
   };
 
-  if (!analysis.getSchedule().empty()) {
-    Block *body = analysis.getSchedule().front()->getBlock();
-    for (BlockArgument arg : body->getArguments())
-      if (isa<ShapedType>(arg.getType()))
-        addBufferTensor(arg, std::nullopt, false);
-    for (Operation &op : body->without_terminator())
-      if (isConstant(&op))
-        for (Value value : op.getResults())
-          if (isa<ShapedType>(value.getType()))
-            addBufferTensor(value, std::nullopt, false);
-  }
+  // From the body, not the schedule: a body without ops still holds its
+  // arguments.
+  for (BlockArgument arg : body.getArguments())
+    if (isa<ShapedType>(arg.getType()))
+      addBufferTensor(arg, std::nullopt, false);
+  for (Operation &op : body.without_terminator())
+    if (isConstant(&op))
+      for (Value value : op.getResults())
+        if (isa<ShapedType>(value.getType()))
+          addBufferTensor(value, std::nullopt, false);
 
   for (Operation *op : order) {
     planner::OpId id = graph.addOp(getOpName(op), estimateOpSeconds(op, device),
@@ -612,7 +611,8 @@ planFunctionBody(const MemoryAnalysis &analysis, Block &body,
   std::optional<uint64_t> smallestBudget, floorBytes;
   std::string floorParts;
   for (const std::vector<Operation *> &order : orders) {
-    IRPlanningGraph planning = buildPlanningGraph(analysis, order, device);
+    IRPlanningGraph planning =
+        buildPlanningGraph(analysis, body, order, device);
     // The planners assume a well-formed graph: an IR the graph cannot
     // describe is an error, not a plan.
     if (llvm::Error error = planning.graph.verify())

@@ -153,6 +153,26 @@ TEST(PlannerTest, ImpossibleBudgetReportsWhatWouldFit) {
   EXPECT_EQ(milp->status, MilpStatus::Infeasible);
 }
 
+TEST(PlannerTest, GraphWithoutOpsHoldsItsArguments) {
+  // One 16-byte parameter and nothing to run: every plan holds it, and the
+  // peak is its 16 bytes, not 0.
+  PlanningGraph graph;
+  graph.addTensor("w", 16, TensorCategory::Parameter, std::nullopt);
+  ASSERT_FALSE(static_cast<bool>(graph.verify()));
+  llvm::Expected<Plan> fits = planFast(graph, 16, MachineModel());
+  ASSERT_TRUE(static_cast<bool>(fits)) << llvm::toString(fits.takeError());
+  EXPECT_EQ(fits->simulation.peakBytes, 16u);
+  EXPECT_EQ(unplannedPeak(graph), 16u);
+
+  llvm::Expected<Plan> tight = planFast(graph, 15, MachineModel());
+  ASSERT_FALSE(static_cast<bool>(tight));
+  llvm::handleAllErrors(tight.takeError(), [](const BudgetTooSmallError &e) {
+    EXPECT_EQ(e.smallestFeasible, 16u);
+    EXPECT_EQ(e.floor.bytes(), 16u);
+    EXPECT_FALSE(e.floor.op.has_value());
+  });
+}
+
 TEST(PlannerTest, RelaxationBoundsTheChain) {
   PlanningGraph graph = makeChain();
   // Schedule f0 f1 f2 f3 b3 b2 b1 b0 (ops 0-7). Gaps (ops strictly between

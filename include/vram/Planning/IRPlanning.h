@@ -54,13 +54,14 @@ std::vector<mlir::Operation *> getPlannedOps(mlir::Block &body);
 std::vector<std::vector<mlir::Operation *>>
 schedulesForMemory(mlir::Block &body, const MemoryAnalysis &analysis);
 
-/// Builds the planner's graph for the body `analysis` was computed on, with
-/// ops in `order` (a topological order of getPlannedOps). Op costs are
+/// Builds the planner's graph for `body`, the body `analysis` was computed
+/// on, with ops in `order` (a topological order of getPlannedOps). Op costs are
 /// roofline seconds on `device`. Arguments and constants are persistent
 /// (the caller owns the first, the second are program data) and never
 /// recomputed or offloaded; results of ops with memory effects are not
 /// recomputable; only statically shaped tensors are offloadable.
 IRPlanningGraph buildPlanningGraph(const MemoryAnalysis &analysis,
+                                   mlir::Block &body,
                                    llvm::ArrayRef<mlir::Operation *> order,
                                    const DeviceProfile &device);
 
