@@ -83,6 +83,15 @@ inline uint64_t memoryLowerBound(const PlanningGraph &graph,
   return memoryFloor(graph, withHostMemory).bytes();
 }
 
+/// A budget that some recompute-only plan keeping the schedule meets: the
+/// plan in which every op's first run rebuilds its inputs from nothing,
+/// depth first, and only the arguments and the graph outputs made so far
+/// stay (RebuildCeiling.cpp). It reruns exponentially many ops, so it shows
+/// that a plan exists, not what it costs. None for a graph where that plan
+/// is not valid: a tensor in another's storage, or one that cannot be
+/// recomputed and need not stay.
+std::optional<uint64_t> recomputeOnlyCeiling(const PlanningGraph &graph);
+
 /// Peak of the unplanned schedule.
 uint64_t unplannedPeak(const PlanningGraph &graph);
 
