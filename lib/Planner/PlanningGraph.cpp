@@ -99,20 +99,6 @@ llvm::Error PlanningGraph::verify() const {
   return llvm::Error::success();
 }
 
-bool PlanningGraph::isPersistent(TensorId id) const {
-  TensorCategory c = tensorList[id].category;
-  return c == TensorCategory::Parameter || c == TensorCategory::OptimizerState;
-}
-
-bool PlanningGraph::mustStayResident(TensorId id) const {
-  return isPersistent(id) || tensorList[id].category == TensorCategory::Output;
-}
-
-bool PlanningGraph::canRecompute(TensorId id) const {
-  const PlanTensor &tensor = tensorList[id];
-  return tensor.producer && tensor.recomputable && tensor.writers.empty();
-}
-
 std::vector<int64_t> PlanningGraph::lastOpNeeding() const {
   // need[t]: the last op that may read t, directly or through a chain of
   // recomputations. Consumers come later in the schedule, so visiting

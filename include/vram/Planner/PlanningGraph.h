@@ -98,12 +98,23 @@ public:
   size_t numOps() const { return opList.size(); }
   size_t numTensors() const { return tensorList.size(); }
 
+  // Inline: the replay asks these for every input it walks.
   /// Parameters and optimizer state live for the whole program.
-  bool isPersistent(TensorId id) const;
+  bool isPersistent(TensorId id) const {
+    TensorCategory c = tensorList[id].category;
+    return c == TensorCategory::Parameter ||
+           c == TensorCategory::OptimizerState;
+  }
   /// Persistent tensors and outputs are never freed once they exist.
-  bool mustStayResident(TensorId id) const;
+  bool mustStayResident(TensorId id) const {
+    return isPersistent(id) ||
+           tensorList[id].category == TensorCategory::Output;
+  }
   /// Whether re-running the producer may rebuild this tensor.
-  bool canRecompute(TensorId id) const;
+  bool canRecompute(TensorId id) const {
+    const PlanTensor &tensor = tensorList[id];
+    return tensor.producer && tensor.recomputable && tensor.writers.empty();
+  }
   /// Whether a run of `op` before the schedule reaches op `at` reads the
   /// values its first run read: no input has been overwritten in place by
   /// an op scheduled after `op` and before `at`.
