@@ -98,3 +98,25 @@ func.func @two_readers(%x: tensor<4x6xf32>, %y: tensor<4x6xf32>) -> (tensor<4x6x
   } -> tensor<4x6xf32>
   return %s, %e : tensor<4x6xf32>, tensor<4x6xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// An init the body does not read stays the destination (upstream's fusion
+// patterns would make it a tensor.empty, and bufferization would allocate
+// where the op writes into the argument in place).
+// CHECK-LABEL: func.func @unread_init
+// CHECK-NOT: tensor.empty
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%arg0 : tensor<4x6xf32>)
+func.func @unread_init(%param: tensor<4x6xf32>, %x: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %r = linalg.generic {indexing_maps = [#id, #id],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x6xf32>) outs(%param : tensor<4x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.exp %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
