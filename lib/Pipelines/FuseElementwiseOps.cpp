@@ -62,8 +62,15 @@ struct FuseElementwiseOpsPass
         std::move(patterns),
         /*disabledPatternLabels=*/{
             "(anonymous namespace)::RemoveOutsDependency"});
-    if (failed(applyPatternsGreedily(getOperation(), frozen)))
-      return signalPassFailure();
+    // A fusion can make the next pair run back to back (fusesInPlace), so
+    // chains take one round each: GPT-2-small's training step needs more
+    // than the default 10, and the pass used to fail there without a word
+    // (the step then never lowered, nor was its arena checked). Every
+    // pattern here removes an op or an operand, so the rounds end; the cap
+    // only bounds the time, and stopping there leaves valid IR, fused less.
+    GreedyRewriteConfig config;
+    config.setMaxIterations(1000);
+    (void)applyPatternsGreedily(getOperation(), frozen, config);
   }
 };
 } // namespace
