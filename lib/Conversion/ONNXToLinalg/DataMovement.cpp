@@ -599,6 +599,70 @@ protected:
   }
 };
 
+/// Range (an onnx.Node: short ones fold to constants, see Folding.cpp):
+/// element i is start + i * delta, start and delta read at run time; the
+/// length is the result's static size, which the importer inferred from
+/// the operands (position ids of a 4,096-token context do not fold).
+class RangeNodeLowering : public OpConversionPattern<ONNXNodeOp> {
+public:
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ONNXNodeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getOpType() != "Range" || !op.getDomain().empty() ||
+        op.getNumOperands() != 3 || op.getNumResults() != 1)
+      return failure();
+    if (failed(verifyStaticShapes(op)))
+      return failure();
+    auto resultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getResult(0).getType()));
+    if (resultType.getRank() != 1)
+      return emitLoweringError(op) << "Range makes a 1-d tensor";
+    Type elementType = resultType.getElementType();
+    if (!isa<IntegerType, FloatType>(elementType))
+      return emitLoweringError(op) << "Range of " << elementType;
+    Location loc = op.getLoc();
+    auto scalar = [&](Value tensor) -> Value {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      SmallVector<Value> origin(
+          type.getRank(), arith::ConstantIndexOp::create(rewriter, loc, 0));
+      return tensor::ExtractOp::create(rewriter, loc, tensor, origin);
+    };
+    for (Value operand : adaptor.getInputs())
+      if (auto type = dyn_cast<RankedTensorType>(operand.getType());
+          !type || type.getNumElements() != 1 ||
+          type.getElementType() != elementType)
+        return emitLoweringError(op)
+               << "start, limit and delta must be scalars of " << elementType;
+    Value start = scalar(adaptor.getInputs()[0]);
+    Value delta = scalar(adaptor.getInputs()[2]);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{},
+        ValueRange{createEmptyTensor(rewriter, loc, resultType)},
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(1)},
+        getParallelIterators(1),
+        [&](OpBuilder &b, Location nestedLoc, ValueRange) {
+          Value index = linalg::IndexOp::create(b, nestedLoc, 0);
+          Value step;
+          if (isa<IntegerType>(elementType)) {
+            step = arith::IndexCastOp::create(b, nestedLoc, elementType, index);
+            step = arith::MulIOp::create(b, nestedLoc, step, delta);
+            step = arith::AddIOp::create(b, nestedLoc, start, step);
+          } else {
+            Value count =
+                arith::IndexCastOp::create(b, nestedLoc, b.getI64Type(), index);
+            step = arith::SIToFPOp::create(b, nestedLoc, elementType, count);
+            step = arith::MulFOp::create(b, nestedLoc, step, delta);
+            step = arith::AddFOp::create(b, nestedLoc, start, step);
+          }
+          linalg::YieldOp::create(b, nestedLoc, step);
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 class ExpandLowering : public ONNXToLinalgPattern<ONNXExpandOp> {
 public:
   using ONNXToLinalgPattern::ONNXToLinalgPattern;
@@ -693,6 +757,6 @@ void vram::populateDataMovementToLinalgPatterns(
                ResultTypeReshapeLowering<ONNXSqueezeOp>,
                ResultTypeReshapeLowering<ONNXUnsqueezeOp>, TransposeLowering,
                ConcatLowering, SplitLowering, SliceLowering, ExpandLowering,
-               GatherLowering, TriluLowering>(typeConverter,
-                                              patterns.getContext());
+               GatherLowering, TriluLowering, RangeNodeLowering>(
+      typeConverter, patterns.getContext());
 }
