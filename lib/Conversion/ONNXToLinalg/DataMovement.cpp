@@ -569,9 +569,7 @@ protected:
       auto kType = cast<RankedTensorType>(adaptor.getK().getType());
       if (kType.getNumElements() != 1 || !kType.getElementType().isInteger(64))
         return emitLoweringError(op) << "k must be one int64";
-      SmallVector<Value> origin(
-          kType.getRank(), arith::ConstantIndexOp::create(rewriter, loc, 0));
-      k = tensor::ExtractOp::create(rewriter, loc, adaptor.getK(), origin);
+      k = extractOnlyElement(rewriter, loc, adaptor.getK());
     }
     bool upper = op.getUpper() != 0;
     Type elementType = resultType.getElementType();
@@ -623,20 +621,14 @@ public:
     if (!isa<IntegerType, FloatType>(elementType))
       return emitLoweringError(op) << "Range of " << elementType;
     Location loc = op.getLoc();
-    auto scalar = [&](Value tensor) -> Value {
-      auto type = cast<RankedTensorType>(tensor.getType());
-      SmallVector<Value> origin(
-          type.getRank(), arith::ConstantIndexOp::create(rewriter, loc, 0));
-      return tensor::ExtractOp::create(rewriter, loc, tensor, origin);
-    };
     for (Value operand : adaptor.getInputs())
       if (auto type = dyn_cast<RankedTensorType>(operand.getType());
           !type || type.getNumElements() != 1 ||
           type.getElementType() != elementType)
         return emitLoweringError(op)
                << "start, limit and delta must be scalars of " << elementType;
-    Value start = scalar(adaptor.getInputs()[0]);
-    Value delta = scalar(adaptor.getInputs()[2]);
+    Value start = extractOnlyElement(rewriter, loc, adaptor.getInputs()[0]);
+    Value delta = extractOnlyElement(rewriter, loc, adaptor.getInputs()[2]);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, resultType, ValueRange{},
         ValueRange{createEmptyTensor(rewriter, loc, resultType)},

@@ -103,10 +103,7 @@ private:
         cast<RankedTensorType>(adaptor.getConstantValue().getType());
     if (valueType.getNumElements() != 1)
       return emitLoweringError(op) << "constant_value must be a scalar";
-    SmallVector<Value> zeros(valueType.getRank(),
-                             arith::ConstantIndexOp::create(builder, loc, 0));
-    return Value(tensor::ExtractOp::create(builder, loc,
-                                           adaptor.getConstantValue(), zeros));
+    return extractOnlyElement(builder, loc, adaptor.getConstantValue());
   }
 
   /// Every output element reads data at (i_d - low_d) per dimension, mapped

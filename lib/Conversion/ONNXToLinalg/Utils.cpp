@@ -93,6 +93,13 @@ Value createZeroTensor(OpBuilder &builder, Location loc,
       createScalarConstant(builder, loc, type.getElementType(), 0.0));
 }
 
+Value extractOnlyElement(OpBuilder &builder, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> origin(type.getRank(),
+                            arith::ConstantIndexOp::create(builder, loc, 0));
+  return tensor::ExtractOp::create(builder, loc, tensor, origin);
+}
+
 Value createScalarConstant(OpBuilder &builder, Location loc, Type elementType,
                            double value) {
   if (auto floatType = dyn_cast<FloatType>(elementType))

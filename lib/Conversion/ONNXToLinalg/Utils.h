@@ -94,6 +94,11 @@ mlir::Value createFilledTensor(mlir::OpBuilder &builder, mlir::Location loc,
 mlir::Value createZeroTensor(mlir::OpBuilder &builder, mlir::Location loc,
                              mlir::RankedTensorType type);
 
+/// The only element of `tensor`, a ranked tensor of one element (rank 0 or
+/// every dimension 1), read at run time.
+mlir::Value extractOnlyElement(mlir::OpBuilder &builder, mlir::Location loc,
+                               mlir::Value tensor);
+
 /// arith.constant `value` of a signless-integer, index or float
 /// `elementType`; integers take `value` truncated toward zero.
 mlir::Value createScalarConstant(mlir::OpBuilder &builder, mlir::Location loc,
