@@ -18,7 +18,9 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SHA1.h"
 
+#include <array>
 #include <limits>
 
 namespace vram {
@@ -38,33 +40,70 @@ static uint64_t deviceBytes(Type type) {
   return succeeded(bytes) ? *bytes : 0;
 }
 
-/// The device memory of each of `planned`'s functions lowered to buffers as
-/// vram-lower-to-gpu lowers them: every device allocation left after
-/// vram-static-arena (its arenas and the buffers that escape them, counted
-/// as live together) plus the device copies of the memref arguments, an
-/// upper bound on what the runtime counts while the function runs. None
-/// when the module does not lower (its diagnostics are swallowed).
-static std::optional<llvm::StringMap<uint64_t>>
-countLoweredBytes(ModuleOp planned) {
+/// By function name, device bytes once lowered; none when the module does
+/// not lower.
+using LoweredBytes = std::optional<llvm::StringMap<uint64_t>>;
+
+namespace {
+/// Counts the lowered bytes of planned modules, each distinct module once:
+/// the fit's two lines often make the very same plan for a target (the
+/// drops chosen ahead lose to the replay's own plan), and lowering a large
+/// training step takes seconds.
+class LoweringCounter {
+public:
+  /// The device memory of each of `planned`'s functions lowered to buffers
+  /// as vram-lower-to-gpu lowers them: every device allocation left after
+  /// vram-static-arena (its arenas and the buffers that escape them,
+  /// counted as live together) plus the device copies of the memref
+  /// arguments, an upper bound on what the runtime counts while the
+  /// function runs. None when the module does not lower (its diagnostics
+  /// are swallowed).
+  LoweredBytes count(ModuleOp planned);
+
+private:
+  using Digest = std::array<uint8_t, 20>;
+  /// The SHA-1 of the module's text: equal for clones planned alike, unlike
+  /// OperationFingerPrint, which hashes the ops' addresses.
+  static Digest digestOf(ModuleOp planned);
+
+  SmallVector<std::pair<Digest, LoweredBytes>> counted;
+};
+} // namespace
+
+LoweringCounter::Digest LoweringCounter::digestOf(ModuleOp planned) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  planned.print(os, OpPrintingFlags().printGenericOpForm());
+  return llvm::SHA1::hash(llvm::arrayRefFromStringRef(text));
+}
+
+LoweredBytes LoweringCounter::count(ModuleOp planned) {
+  Digest digest = digestOf(planned);
+  for (const auto &[seen, bytes] : counted)
+    if (seen == digest)
+      return bytes;
   OwningOpRef<ModuleOp> copy = planned.clone();
   MLIRContext *context = planned.getContext();
+  LoweredBytes loweredBytes;
   {
     ScopedDiagnosticHandler quiet(context,
                                   [](Diagnostic &) { return success(); });
     PassManager pm(context, ModuleOp::getOperationName());
     vram::buildDeviceBufferPipeline(pm);
-    if (failed(pm.run(*copy)))
-      return std::nullopt;
+    if (succeeded(pm.run(*copy)))
+      loweredBytes.emplace();
   }
-  llvm::StringMap<uint64_t> loweredBytes;
-  copy->walk([&](func::FuncOp func) {
-    uint64_t total = 0;
-    for (Type argument : func.getArgumentTypes())
-      total += deviceBytes(argument);
-    func.walk(
-        [&](memref::AllocOp alloc) { total += deviceBytes(alloc.getType()); });
-    loweredBytes[func.getName()] = total;
-  });
+  if (loweredBytes)
+    copy->walk([&](func::FuncOp func) {
+      uint64_t total = 0;
+      for (Type argument : func.getArgumentTypes())
+        total += deviceBytes(argument);
+      func.walk([&](memref::AllocOp alloc) {
+        total += deviceBytes(alloc.getType());
+      });
+      (*loweredBytes)[func.getName()] = total;
+    });
+  counted.push_back({digest, loweredBytes});
   return loweredBytes;
 }
 
@@ -79,7 +118,7 @@ static SmallVector<FunctionOpInterface> getPlannedFunctions(ModuleOp planned) {
 }
 
 /// The device memory of `planned` lowered as vram-lower-to-gpu lowers it:
-/// the largest countLoweredBytes over its planned functions, each of which
+/// the largest of `counter`'s counts over its planned functions, each of which
 /// gets VramDialect::kLoweredPeakAttrName. When that exceeds `budgetBytes`
 /// with the convolutions' library workspace, the same plan without it
 /// (VramDialect::kNoLibraryWorkspaceAttrName, left on the functions when it
@@ -87,7 +126,8 @@ static SmallVector<FunctionOpInterface> getPlannedFunctions(ModuleOp planned) {
 /// a column matrix per convolution, which on small steps is a large part of
 /// the budget.
 static std::optional<uint64_t> lowerAndCount(ModuleOp planned,
-                                             uint64_t budgetBytes) {
+                                             uint64_t budgetBytes,
+                                             LoweringCounter &counter) {
   SmallVector<FunctionOpInterface> functions = getPlannedFunctions(planned);
   auto largest = [&](const llvm::StringMap<uint64_t> &loweredBytes) {
     uint64_t bytes = 0;
@@ -104,14 +144,12 @@ static std::optional<uint64_t> lowerAndCount(ModuleOp planned,
                       UnitAttr::get(planned.getContext()));
   };
   setWorkspace(true);
-  std::optional<llvm::StringMap<uint64_t>> loweredBytes =
-      countLoweredBytes(planned);
+  LoweredBytes loweredBytes = counter.count(planned);
   if (!loweredBytes)
     return std::nullopt;
   if (largest(*loweredBytes) > budgetBytes) {
     setWorkspace(false);
-    std::optional<llvm::StringMap<uint64_t>> without =
-        countLoweredBytes(planned);
+    LoweredBytes without = counter.count(planned);
     if (without && largest(*without) < largest(*loweredBytes))
       loweredBytes = std::move(without);
     else
@@ -136,6 +174,9 @@ struct PlannedModule {
 struct FitPlanToArenaPass
     : public vram::impl::FitPlanToArenaPassBase<FitPlanToArenaPass> {
   using Base::Base;
+
+  /// What this run lowered so far.
+  LoweringCounter lowering;
 
   /// Plans a copy of the module under `target` bytes (vram-plan and
   /// vram-verify-plan) with `planner`; diagnostics go to the caller's
@@ -188,7 +229,7 @@ struct FitPlanToArenaPass
     if (failed(floorPlan))
       return smallest;
     std::optional<uint64_t> bytes =
-        lowerAndCount(*floorPlan->module, /*budgetBytes=*/smallest);
+        lowerAndCount(*floorPlan->module, /*budgetBytes=*/smallest, lowering);
     return std::max(smallest, bytes.value_or(0));
   }
 
@@ -268,7 +309,7 @@ struct FitPlanToArenaPass
       uint64_t excess = 0;
       if (succeeded(planned)) {
         std::optional<uint64_t> bytes =
-            lowerAndCount(*planned->module, budgetBytes);
+            lowerAndCount(*planned->module, budgetBytes, lowering);
         ++end.lowered;
         if (!bytes || *bytes <= budgetBytes) {
           end.fitted = target;
@@ -358,7 +399,7 @@ struct FitPlanToArenaPass
     }
     std::optional<uint64_t> bytes;
     if (succeeded(planned)) {
-      bytes = lowerAndCount(*planned->module, budgetBytes);
+      bytes = lowerAndCount(*planned->module, budgetBytes, lowering);
       if (!bytes)
         return unchecked(floor->smallestBudget);
       if (*bytes <= budgetBytes)
@@ -369,6 +410,7 @@ struct FitPlanToArenaPass
   }
 
   void runOnOperation() override {
+    lowering = LoweringCounter();
     ModuleOp module = getOperation();
     llvm::Expected<const vram::DeviceProfile &> profile =
         vram::requireDeviceProfile(device);
