@@ -18,6 +18,39 @@ using namespace mlir;
 
 namespace vram::training {
 
+/// Where each row of `classes` log-probabilities starts in their flat
+/// tensor, shaped like the rows' axes `rowShape`: a sum of one constant per
+/// axis longer than 1, i * (the axis's stride) * classes, so that the
+/// constants hold as many elements as the axes together, not one per row
+/// (a batch of segmentation maps has millions of rows). An axis too long
+/// for a constant in host memory is an error.
+static FailureOr<Value> buildRowStarts(IRBuilding &ir,
+                                       ArrayRef<int64_t> rowShape,
+                                       int64_t classes, Location loc) {
+  constexpr int64_t kMaxAxisElements = int64_t(1) << 24;
+  SmallVector<int64_t> ones(rowShape.size(), 1);
+  int64_t stride = classes;
+  Value starts;
+  for (size_t d = rowShape.size(); d-- > 0; stride *= rowShape[d]) {
+    if (rowShape[d] == 1)
+      continue;
+    if (rowShape[d] > kMaxAxisElements)
+      return emitError(loc) << "the loss's row offsets need a constant of "
+                            << rowShape[d] << " elements for axis " << d
+                            << " of the prediction's rows; the model's "
+                               "dimensions are too large to build its "
+                               "training step";
+    SmallVector<int64_t> shape = ones, values;
+    shape[d] = rowShape[d];
+    for (int64_t i = 0; i < rowShape[d]; ++i)
+      values.push_back(i * stride);
+    Value term = ir.int64s(shape, values);
+    starts = starts ? ir.add(term, starts) : term;
+  }
+  // A single row starts at 0.
+  return starts ? starts : ir.int64s(ones, {0});
+}
+
 FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
                           const TrainingOptions &options, OpBuilder &builder,
                           PhaseTagger &backwardTagger) {
@@ -123,11 +156,12 @@ FailureOr<Loss> buildLoss(func::FuncOp func, Value prediction,
       Value counted = ir.greater(ir.mul(offset, offset), zero);
       Value weight = ir.cast(counted, element);
       Value classIndices = ir.where(counted, indices, ir.scalar(i64, 0.0));
-      SmallVector<int64_t> rowStarts;
-      for (int64_t row = 0; row < rows; ++row)
-        rowStarts.push_back(row * classes);
+      FailureOr<Value> rowStarts = buildRowStarts(
+          ir, ArrayRef(movedShape).drop_back(), classes, prediction.getLoc());
+      if (failed(rowStarts))
+        return failure();
       Value flatIndices =
-          ir.add(ir.reshape(ir.int64s(rowStarts), {rows, 1}), classIndices);
+          ir.add(ir.reshape(*rowStarts, {rows, 1}), classIndices);
       Value picked = ir.gather(ir.reshape(logProbabilities, {rows * classes}),
                                flatIndices, /*axis=*/0);
       Value positions = ir.reduceSum(weight, {0, 1}, /*keepdims=*/false);
