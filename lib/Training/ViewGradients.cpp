@@ -133,6 +133,13 @@ static Gradients gradientOf(ONNXSliceOp op, IRBuilding &ir, ValueRange,
       pads[rank + axis] = dim - begin - size;
       continue;
     }
+    // The rows' positions are a constant of as many elements.
+    constexpr int64_t kMaxRows = int64_t(1) << 24;
+    if (size > kMaxRows)
+      return op.emitOpError("gradient of a strided slice of ")
+             << size << " rows along axis " << axis
+             << " needs a constant of that many positions; the dimensions "
+                "are too large to build the training step";
     SmallVector<int64_t> positions, rowShape(rank, 1);
     for (int64_t row = 0; row < size; ++row)
       positions.push_back(begin + row * step);
