@@ -232,6 +232,16 @@ static FailureOr<vram::ONNXImportOptions> getImportOptions() {
   return options;
 }
 
+/// `module` as MLIR text for MlirOptMain, named `path`.
+static std::unique_ptr<llvm::MemoryBuffer> printAsInput(ModuleOp module,
+                                                        llvm::StringRef path) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // Locations carry the ONNX node names; keep them through the round trip.
+  module.print(os, OpPrintingFlags().enableDebugInfo());
+  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+}
+
 /// Imports an ONNX model and returns it as MLIR text for MlirOptMain.
 static std::unique_ptr<llvm::MemoryBuffer>
 importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
@@ -241,11 +251,7 @@ importAsMLIRText(llvm::StringRef path, DialectRegistry &registry,
   OwningOpRef<ModuleOp> module = vram::importONNXFile(path, &context, options);
   if (!module)
     return nullptr;
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  // Locations carry the ONNX node names; keep them through the round trip.
-  module->print(os, OpPrintingFlags().enableDebugInfo());
-  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+  return printAsInput(*module, path);
 }
 
 /// Adds vram-train with --train's options and, with --parallel, the
@@ -387,10 +393,17 @@ getFitOptions(std::optional<uint64_t> budgetBytes, double overheadCap) {
   return fit;
 }
 
+/// The step at one batch as the driver's own pipeline plans it: the plan's
+/// summary and the planned module, as MlirOptMain's input.
+struct FittedStep {
+  vram::PlanSummary summary;
+  std::unique_ptr<llvm::MemoryBuffer> module;
+};
+
 /// The plan the driver's own pipeline makes for the step at `batch`
-/// (vram-fit-plan-to-arena with `fit`): its summary, or none when no plan
-/// meets the budget there. Quiet: the search reports.
-static std::optional<vram::PlanSummary>
+/// (vram-fit-plan-to-arena with `fit`), or none when no plan meets the
+/// budget there. Quiet: the search reports.
+static std::optional<FittedStep>
 fitAtBatch(llvm::StringRef path, DialectRegistry &registry,
            const vram::ONNXImportOptions &options, int64_t batch,
            const vram::FitPlanToArenaPassOptions &fit) {
@@ -405,13 +418,18 @@ fitAtBatch(llvm::StringRef path, DialectRegistry &registry,
   pm.addPass(vram::createFitPlanToArenaPass(fit));
   if (failed(pm.run(*module)))
     return std::nullopt;
-  return vram::readPlanSummary(module->lookupSymbol<func::FuncOp>("main"));
+  std::optional<vram::PlanSummary> summary =
+      vram::readPlanSummary(module->lookupSymbol<func::FuncOp>("main"));
+  if (!summary)
+    return std::nullopt;
+  return FittedStep{*summary, printAsInput(*module, path)};
 }
 
 /// --max-batch with planning: the largest batch whose step (training step
 /// with --train, else the model) has a plan within the budget and the
-/// overhead cap. Prints it and why the next batch has none; returns it.
-static FailureOr<int64_t>
+/// overhead cap. Prints it and why the next batch has none; returns its
+/// planned step (the driver reports it without planning it again).
+static FailureOr<FittedStep>
 runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
                          const vram::ONNXImportOptions &options,
                          uint64_t budgetBytes, double overheadCap) {
@@ -451,7 +469,7 @@ runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
   int64_t batch = found->batch, tooLarge = 0,
           step = std::max<int64_t>(1, batch / 64);
   unsigned fitted = 1;
-  std::optional<vram::PlanSummary> best =
+  std::optional<FittedStep> best =
       fitAtBatch(path, registry, options, batch, fit);
   while (!best && batch > 1) {
     tooLarge = batch;
@@ -469,10 +487,10 @@ runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
   while (tooLarge && tooLarge - batch > 1) {
     int64_t middle = batch + (tooLarge - batch) / 2;
     ++fitted;
-    if (std::optional<vram::PlanSummary> summary =
+    if (std::optional<FittedStep> step =
             fitAtBatch(path, registry, options, middle, fit)) {
       batch = middle;
-      best = summary;
+      best = std::move(step);
     } else {
       tooLarge = middle;
     }
@@ -485,9 +503,10 @@ runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
   if (overheadCap >= 0)
     os << llvm::format(" with overhead <= %.1f%%", overheadCap * 100);
   os << ": " << batch << "\n  planned peak "
-     << vram::formatBinaryBytes(best->plannedPeak) << " ("
-     << vram::formatExactBytes(best->plannedPeak) << " bytes), overhead "
-     << llvm::format("%.1f%%", best->overhead() * 100) << "\n";
+     << vram::formatBinaryBytes(best->summary.plannedPeak) << " ("
+     << vram::formatExactBytes(best->summary.plannedPeak)
+     << " bytes), overhead "
+     << llvm::format("%.1f%%", best->summary.overhead() * 100) << "\n";
   if (tooLarge)
     os << "  batch " << tooLarge
        << ": its plan meets the budget in live bytes, but not once lowered "
@@ -498,7 +517,7 @@ runPlannedMaxBatchSearch(llvm::StringRef path, DialectRegistry &registry,
   os << "  found by planning " << found->evaluations
      << " batch sizes (doubling, then bisection) and fitting " << fitted
      << " to the lowered arena; nothing was run\n\n";
-  return batch;
+  return std::move(*best);
 }
 
 int main(int argc, char **argv) {
@@ -596,24 +615,32 @@ int main(int argc, char **argv) {
   }
 
   std::unique_ptr<llvm::MemoryBuffer> input;
+  // The planned --max-batch search hands over the step it planned at the
+  // batch it found: built and planned already.
+  bool stepPlanned = false;
   if (vram::isONNXFileName(inputFilename)) {
     FailureOr<vram::ONNXImportOptions> options = getImportOptions();
     if (failed(options))
       return 1;
-    if (maxBatch) {
-      FailureOr<int64_t> batch =
-          wantsPlanning()
-              ? runPlannedMaxBatchSearch(inputFilename, registry, *options,
-                                         *budgetBytes, *overheadCap)
-              : runMaxBatchSearch(inputFilename, registry, *options,
-                                  *budgetBytes);
-      if (failed(batch))
+    if (maxBatch && wantsPlanning()) {
+      FailureOr<FittedStep> fitted = runPlannedMaxBatchSearch(
+          inputFilename, registry, *options, *budgetBytes, *overheadCap);
+      if (failed(fitted))
         return 1;
-      options->batchSize = *batch;
+      input = std::move(fitted->module);
+      stepPlanned = true;
+    } else {
+      if (maxBatch) {
+        FailureOr<int64_t> batch =
+            runMaxBatchSearch(inputFilename, registry, *options, *budgetBytes);
+        if (failed(batch))
+          return 1;
+        options->batchSize = *batch;
+      }
+      input = importAsMLIRText(inputFilename, registry, *options);
+      if (!input)
+        return 1;
     }
-    input = importAsMLIRText(inputFilename, registry, *options);
-    if (!input)
-      return 1;
   } else {
     std::string errorMessage;
     input = openInputFile(inputFilename, &errorMessage);
@@ -626,11 +653,11 @@ int main(int argc, char **argv) {
   // Steps the flags add before the command line's own pipeline: build the
   // training step, plan it under the budget (and verify the plan); after
   // it, report or lower.
-  bool buildsStep = train.getNumOccurrences();
+  bool buildsStep = train.getNumOccurrences() && !stepPlanned;
   // vram-plan and vram-verify-plan, re-planned until the lowered program's
   // arena fits too.
   std::optional<vram::FitPlanToArenaPassOptions> fitOptions;
-  if (wantsPlanning()) {
+  if (wantsPlanning() && !stepPlanned) {
     fitOptions = getFitOptions(budget.empty() ? std::nullopt
                                               : std::optional(*budgetBytes),
                                *overheadCap);
