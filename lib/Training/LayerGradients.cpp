@@ -306,16 +306,15 @@ public:
     int64_t size = 1;
     for (int64_t k : kernel)
       size *= k;
-    // The first origin term is a constant of N x C elements: past
-    // kMaxOriginElements (a batch no GPU holds) the int64 indices are kept
-    // rather than building a constant that does not fit in host memory.
-    constexpr int64_t kMaxOriginElements = int64_t(1) << 24;
-    applies =
-        (spatial == 1 || spatial == 2) && size <= 127 &&
-        xShape[0] <= kMaxOriginElements / std::max<int64_t>(xShape[1], 1) &&
-        kernel.size() == spatial && succeeded(getWindow(op, kernel, window)) &&
-        window.dilations.back() == 1 &&
-        (spatial == 1 || kernel[1] <= rowSpan());
+    // The first origin term is a constant of N x C elements; past the
+    // limit the int64 indices are kept.
+    applies = (spatial == 1 || spatial == 2) && size <= 127 &&
+              xShape[0] <= IRBuilding::kMaxListedElements /
+                               std::max<int64_t>(xShape[1], 1) &&
+              kernel.size() == spatial &&
+              succeeded(getWindow(op, kernel, window)) &&
+              window.dilations.back() == 1 &&
+              (spatial == 1 || kernel[1] <= rowSpan());
   }
 
   bool appliesToOp() const { return applies; }

@@ -22,19 +22,18 @@ namespace vram::training {
 /// tensor, shaped like the rows' axes `rowShape`: a sum of one constant per
 /// axis longer than 1, i * (the axis's stride) * classes, so that the
 /// constants hold as many elements as the axes together, not one per row
-/// (a batch of segmentation maps has millions of rows). An axis too long
-/// for a constant in host memory is an error.
+/// (a batch of segmentation maps has millions of rows). An axis past
+/// IRBuilding::kMaxListedElements is an error.
 static FailureOr<Value> buildRowStarts(IRBuilding &ir,
                                        ArrayRef<int64_t> rowShape,
                                        int64_t classes, Location loc) {
-  constexpr int64_t kMaxAxisElements = int64_t(1) << 24;
   SmallVector<int64_t> ones(rowShape.size(), 1);
   int64_t stride = classes;
   Value starts;
   for (size_t d = rowShape.size(); d-- > 0; stride *= rowShape[d]) {
     if (rowShape[d] == 1)
       continue;
-    if (rowShape[d] > kMaxAxisElements)
+    if (rowShape[d] > IRBuilding::kMaxListedElements)
       return emitError(loc) << "the loss's row offsets need a constant of "
                             << rowShape[d] << " elements for axis " << d
                             << " of the prediction's rows; the model's "

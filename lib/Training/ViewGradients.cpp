@@ -134,8 +134,7 @@ static Gradients gradientOf(ONNXSliceOp op, IRBuilding &ir, ValueRange,
       continue;
     }
     // The rows' positions are a constant of as many elements.
-    constexpr int64_t kMaxRows = int64_t(1) << 24;
-    if (size > kMaxRows)
+    if (size > IRBuilding::kMaxListedElements)
       return op.emitOpError("gradient of a strided slice of ")
              << size << " rows along axis " << axis
              << " needs a constant of that many positions; the dimensions "

@@ -35,6 +35,10 @@ public:
   /// An int64 constant of `shape` holding `values` (row-major).
   mlir::Value int64s(llvm::ArrayRef<int64_t> shape,
                      llvm::ArrayRef<int64_t> values);
+  /// The most elements a rule lists for such a constant: its values are
+  /// built in host memory first, and a batch no GPU holds (2^24 images)
+  /// must not exhaust it.
+  static constexpr int64_t kMaxListedElements = int64_t(1) << 24;
   /// A float constant of `type` holding `values` (row-major), rounded to
   /// its element type.
   mlir::Value floats(mlir::RankedTensorType type,
