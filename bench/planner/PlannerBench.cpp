@@ -68,6 +68,11 @@ static cl::opt<bool> reorderedBound(
     "reordered-bound",
     cl::desc("Also bound the fast planner's plan on the memory order with the "
              "relaxation on that order (a second solve per budget)"));
+static cl::opt<std::string> runsDir(
+    "runs-dir",
+    cl::desc("Write each fast plan's op runs (given order, recompute only) to "
+             "DIR/GRAPH-FRACTION.runs, schedule positions separated by "
+             "spaces, for cpsat_reference.py --hints"));
 static cl::opt<std::string>
     irDevice("device", cl::desc("Device profile for --ir"), cl::init("H100"));
 
@@ -141,6 +146,18 @@ struct Bound {
   std::string source;
 };
 
+/// Writes `runs` as one line of op indices.
+void writeRuns(const std::string &path, llvm::ArrayRef<OpId> runs) {
+  std::error_code error;
+  llvm::raw_fd_ostream out(path, error);
+  if (error) {
+    llvm::errs() << "cannot write " << path << ": " << error.message() << "\n";
+    return;
+  }
+  llvm::interleave(runs, out, " ");
+  out << "\n";
+}
+
 /// One graph's table. `device` plans recompute only; `linked` has a host
 /// link for the fast+offload column.
 void benchGraph(llvm::StringRef name, const PlanningGraph &graph,
@@ -197,6 +214,11 @@ void benchGraph(llvm::StringRef name, const PlanningGraph &graph,
     start = std::chrono::steady_clock::now();
     llvm::Expected<Plan> fast = planFast(graph, budget, device);
     double fastSeconds = secondsSince(start);
+    if (fast && !runsDir.empty())
+      writeRuns(
+          llvm::formatv("{0}/{1}-{2}.runs", runsDir.getValue(), name, fraction)
+              .str(),
+          fast->opOrder());
     // The cheapest fast plan over those orders, and its order's graph.
     llvm::Expected<Plan> fastReordered =
         llvm::createStringError("no order chosen for memory");
