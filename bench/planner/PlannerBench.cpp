@@ -415,6 +415,12 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "vram-opt planner benchmark\n");
   double milpLimit = quick ? std::min<double>(milpSeconds, 10) : milpSeconds;
   unsigned milpOps = quick ? std::min<unsigned>(milpMaxOps, 100) : milpMaxOps;
+  if (!runsDir.empty())
+    if (std::error_code error = llvm::sys::fs::create_directories(runsDir)) {
+      llvm::errs() << "error: --runs-dir: cannot create '" << runsDir
+                   << "': " << error.message() << "\n";
+      return 1;
+    }
 
   if (!irFiles.empty()) {
     llvm::Expected<const vram::DeviceProfile &> profile =

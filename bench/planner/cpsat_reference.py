@@ -33,7 +33,10 @@ import argparse
 import json
 import sys
 
-from ortools.sat.python import cp_model
+try:
+    from ortools.sat.python import cp_model
+except ImportError:
+    sys.exit("cpsat_reference.py needs OR-tools: pip install ortools")
 
 
 def read_graph(path):
@@ -178,11 +181,13 @@ def solve(ops, params, budget, intervals, slots, seconds, workers, hint=None):
     scale = 1e6 / total
     m = cp_model.CpModel()
     start, end, active, ivs = {}, {}, {}, []
+    copies_of = [0] * n
     for v, (_, _, size, _, is_output) in enumerate(ops):
         # A tensor nobody reads is not worth a second interval.
         copies = 1 if is_output or not readers[v] else intervals
         if made:
             copies = max(copies, len(made[v]))
+        copies_of[v] = copies
         first_time = v * slots + slots - 1
         for i in range(copies):
             lo = first_time if i == 0 else first_time + 1
@@ -202,7 +207,6 @@ def solve(ops, params, budget, intervals, slots, seconds, workers, hint=None):
                 m.Add(s > end[v, i - 1]).OnlyEnforceIf(a)
                 m.AddImplication(a, active[v, i - 1])
             start[v, i], end[v, i], active[v, i] = s, e, a
-    copies_of = {v: sum(1 for (w, _) in start if w == v) for v in range(n)}
     hinted_reads = {}
     if made:
         for v in range(n):
@@ -273,8 +277,13 @@ def main():
         hint = None
         if args.hints:
             stem = args.graph.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-            with open(f"{args.hints}/{stem}-{fraction:.2f}.runs") as f:
-                hint = [int(x) for x in f.read().split()]
+            hints = f"{args.hints}/{stem}-{fraction:.2f}.runs"
+            try:
+                with open(hints) as f:
+                    hint = [int(x) for x in f.read().split()]
+            except OSError as error:
+                sys.exit(f"--hints: {error.strerror}: {hints} (written by "
+                         "vram-planner-bench --runs-dir for this fraction)")
             hint_peak, extra = simulate(ops, params, hint)
             # Fraction 0: the smallest budget the fast planner met, its peak.
             budget = budget or hint_peak
