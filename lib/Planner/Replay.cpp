@@ -45,9 +45,7 @@ private:
     return !options.startOnHost.empty() && options.startOnHost[t];
   }
   /// Tensors that stay on the device from their first step to the end.
-  bool pinned(TensorId t) const {
-    return graph.mustStayResident(t) && !onHost(t);
-  }
+  bool pinned(TensorId t) const { return pinnedTensors[t]; }
   bool hasFutureUse(TensorId t) const {
     return nextUse[t] < graph.tensor(t).consumers.size();
   }
@@ -86,6 +84,15 @@ private:
 
   /// prefixTime[i]: compute time of ops [0, i) of the schedule.
   std::vector<double> prefixTime;
+  /// What recomputeCost's walk reads, the hottest loop of the planner, in
+  /// arrays of their own rather than in the graph's tensors and ops: each
+  /// op's compute time, each tensor's producer (kNotRecomputable when
+  /// canRecompute is false), and whether it is pinned.
+  static constexpr OpId kNotRecomputable = std::numeric_limits<OpId>::max();
+  std::vector<double> opTime;
+  std::vector<OpId> rebuiltBy;
+  std::vector<bool> pinnedTensors;
+  mutable std::vector<TensorId> costWorklist;
   /// Breaks ties between equally timed gaps in favour of longer ones.
   double tieBreakPerOp;
   std::vector<int64_t> keepUntil;
@@ -125,7 +132,9 @@ private:
 Replayer::Replayer(const PlanningGraph &graph, const MachineModel &device,
                    ReplayOptions options)
     : graph(graph), device(device), options(std::move(options)),
-      prefixTime(graph.numOps() + 1),
+      prefixTime(graph.numOps() + 1), opTime(graph.numOps()),
+      rebuiltBy(graph.numTensors(), kNotRecomputable),
+      pinnedTensors(graph.numTensors()),
       keepUntil(this->options.keepUntil.empty() ? graph.lastOpNeeding()
                                                 : this->options.keepUntil),
       expiringAfter(graph.numOps()), resident(graph.numTensors()),
@@ -135,12 +144,17 @@ Replayer::Replayer(const PlanningGraph &graph, const MachineModel &device,
       lastTouchStep(graph.numTensors(), -1), lastTouchTime(graph.numTensors()),
       prefetchBefore(graph.numOps()), held(graph.numTensors()),
       opStamp(graph.numOps()) {
-  for (auto [i, op] : llvm::enumerate(graph.ops()))
-    prefixTime[i + 1] = prefixTime[i] + device.computeTime(op.cost);
+  for (auto [i, op] : llvm::enumerate(graph.ops())) {
+    opTime[i] = device.computeTime(op.cost);
+    prefixTime[i + 1] = prefixTime[i] + opTime[i];
+  }
   double total = prefixTime.back();
   tieBreakPerOp =
       total > 0 ? 1e-6 * total / std::max<size_t>(graph.numOps(), 1) : 1;
   for (auto [t, tensor] : llvm::enumerate(graph.tensors())) {
+    if (graph.canRecompute(t))
+      rebuiltBy[t] = *tensor.producer;
+    pinnedTensors[t] = graph.mustStayResident(t) && !onHost(t);
     int64_t lastUse = tensor.consumers.empty() ? -1 : tensor.consumers.back();
     if (keepUntil[t] > lastUse)
       expiringAfter[keepUntil[t]].push_back(t);
@@ -165,25 +179,26 @@ double Replayer::recomputeCost(TensorId t) const {
            (!pinned(input) && keepUntil[input] < int64_t(rebuildAt));
   };
   ++costStamp;
-  llvm::SmallVector<TensorId, 8> worklist = {t};
+  std::vector<TensorId> &worklist = costWorklist;
+  worklist.assign(1, t);
   double cost = 0;
   unsigned visited = 0;
   while (!worklist.empty() && visited < kMaxOps) {
-    TensorId missing = worklist.pop_back_val();
+    TensorId missing = worklist.back();
+    worklist.pop_back();
     if (offloaded[missing] && !resident[missing]) {
       cost += device.copyTime(graph.tensor(missing).bytes);
       continue;
     }
-    if (!graph.canRecompute(missing))
-      return kInfinity;
-    OpId producer = *graph.tensor(missing).producer;
-    if (!graph.canRerunBefore(producer, rebuildAt))
+    OpId producer = rebuiltBy[missing];
+    if (producer == kNotRecomputable ||
+        !graph.canRerunBefore(producer, rebuildAt))
       return kInfinity;
     if (opStamp[producer] == costStamp)
       continue;
     opStamp[producer] = costStamp;
     ++visited;
-    cost += device.computeTime(graph.op(producer).cost);
+    cost += opTime[producer];
     for (TensorId input : graph.op(producer).inputs)
       if (missingAt(input))
         worklist.push_back(input);
