@@ -87,7 +87,8 @@ private:
   /// What recomputeCost's walk reads, the hottest loop of the planner, in
   /// arrays of their own rather than in the graph's tensors and ops: each
   /// op's compute time, each tensor's producer (kNotRecomputable when
-  /// canRecompute is false), and whether it is pinned.
+  /// canRecompute is false), and whether it is pinned; and its worklist,
+  /// kept between calls so that no call allocates.
   static constexpr OpId kNotRecomputable = std::numeric_limits<OpId>::max();
   std::vector<double> opTime;
   std::vector<OpId> rebuiltBy;
