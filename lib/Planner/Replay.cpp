@@ -163,7 +163,7 @@ Replayer::Replayer(const PlanningGraph &graph, const MachineModel &device,
 }
 
 double Replayer::recomputeCost(TensorId t) const {
-  if (!graph.canRecompute(t))
+  if (rebuiltBy[t] == kNotRecomputable)
     return kInfinity;
   // Rebuilding t at its next use also rebuilds whatever of its ancestry is
   // missing then (DTR's "evicted neighbourhood"): what is missing now, and
@@ -388,7 +388,7 @@ llvm::Error Replayer::runOp(OpId id, bool isOriginal) {
   if (steps.size() > 32 * graph.numOps() + 4096)
     return llvm::createStringError("too many recomputations");
   steps.push_back(PlanStep::compute(id));
-  clock += device.computeTime(op.cost);
+  clock += opTime[id];
   for (TensorId output : op.outputs) {
     // The run consumes the instance whose storage the output takes over.
     if (std::optional<TensorId> input = graph.tensor(output).reusesStorageOf) {
