@@ -13,6 +13,7 @@
 
 #include "Replay.h"
 
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -171,8 +172,8 @@ double Replayer::recomputeCost(TensorId t) const {
   // only the first made tensors whose inputs were about to die look cheap;
   // on the random layered graphs, dropping one then cost a rerun of most of
   // the graph. The walk stops after a few ops to stay cheap: beyond that
-  // the tensor is already among the costliest to drop, or, with
-  // boundedRebuilds, not dropped at all.
+  // the tensor is already among the costliest to drop; what lies beyond is
+  // priced as options.longRebuilds says.
   constexpr unsigned kMaxOps = 32;
   OpId rebuildAt = nextUseOf(t);
   auto missingAt = [&](TensorId input) {
@@ -180,33 +181,56 @@ double Replayer::recomputeCost(TensorId t) const {
            (!pinned(input) && keepUntil[input] < int64_t(rebuildAt));
   };
   ++costStamp;
+  double cost = 0;
+  // Adds what bringing `missing` back costs by itself: its copy in, or one
+  // run of its producer, counted once. Returns the producer when its run
+  // was counted here, so that its inputs come next.
+  auto charge = [&](TensorId missing) -> std::optional<OpId> {
+    if (offloaded[missing] && !resident[missing]) {
+      cost += device.copyTime(graph.tensor(missing).bytes);
+      return std::nullopt;
+    }
+    OpId producer = rebuiltBy[missing];
+    if (producer == kNotRecomputable ||
+        !graph.canRerunBefore(producer, rebuildAt)) {
+      cost = kInfinity;
+      return std::nullopt;
+    }
+    if (opStamp[producer] == costStamp)
+      return std::nullopt;
+    opStamp[producer] = costStamp;
+    cost += opTime[producer];
+    return producer;
+  };
   std::vector<TensorId> &worklist = costWorklist;
   worklist.assign(1, t);
-  double cost = 0;
   unsigned visited = 0;
   while (!worklist.empty() && visited < kMaxOps) {
     TensorId missing = worklist.back();
     worklist.pop_back();
-    if (offloaded[missing] && !resident[missing]) {
-      cost += device.copyTime(graph.tensor(missing).bytes);
-      continue;
-    }
-    OpId producer = rebuiltBy[missing];
-    if (producer == kNotRecomputable ||
-        !graph.canRerunBefore(producer, rebuildAt))
+    std::optional<OpId> producer = charge(missing);
+    if (cost == kInfinity)
       return kInfinity;
-    if (opStamp[producer] == costStamp)
+    if (!producer)
       continue;
-    opStamp[producer] = costStamp;
     ++visited;
-    cost += opTime[producer];
-    for (TensorId input : graph.op(producer).inputs)
+    for (TensorId input : graph.op(*producer).inputs)
       if (missingAt(input))
         worklist.push_back(input);
   }
-  if (options.boundedRebuilds && !worklist.empty())
+  if (worklist.empty())
+    return cost;
+  switch (options.longRebuilds) {
+  case LongRebuilds::CostTheWalk:
+    return cost;
+  case LongRebuilds::Refuse:
     return kInfinity;
-  return cost;
+  case LongRebuilds::CostTheFrontier:
+    for (TensorId missing : worklist)
+      charge(missing);
+    return cost;
+  }
+  llvm_unreachable("every LongRebuilds is handled");
 }
 
 double Replayer::offloadCost(TensorId t) const {

@@ -15,6 +15,23 @@
 
 namespace vram::planner {
 
+/// How the eviction key prices a tensor whose rebuild reruns more ops than
+/// its walk visits (32).
+enum class LongRebuilds {
+  /// The ops walked only: every long rebuild costs about the same.
+  CostTheWalk,
+  /// The ops walked and the producers waiting on the walk's worklist. With
+  /// fan-in of about 31 (random layered graphs of 5,000 ops) the walk stops
+  /// two levels down, and a deep rebuild cone looked no dearer than a
+  /// shallow one.
+  CostTheFrontier,
+  /// Not dropped at all. A rebuild through a long ancestry holds the inputs
+  /// of every op on its path; near the smallest budgets on graphs of wide
+  /// fan-in (random layered graphs) that evicts what the same rebuild needs
+  /// next, and it never ends.
+  Refuse,
+};
+
 struct ReplayOptions {
   /// Evict to stay within this many bytes; no eviction when empty.
   std::optional<uint64_t> budget;
@@ -32,11 +49,8 @@ struct ReplayOptions {
   /// When set: filled, by TensorId, with what each tensor's first eviction
   /// weighed (the report's "why").
   std::vector<std::optional<EvictionCost>> *evictionCosts = nullptr;
-  /// Drops only tensors whose rebuild reruns a few ops at most. A rebuild
-  /// through a long ancestry holds the inputs of every op on its path; near
-  /// the smallest budgets on graphs of wide fan-in (random layered graphs)
-  /// that evicts what the same rebuild needs next, and it never ends.
-  bool boundedRebuilds = false;
+  /// What the eviction key makes of a rebuild longer than its walk.
+  LongRebuilds longRebuilds = LongRebuilds::CostTheWalk;
   /// Indexed by TensorId (empty: none). Persistent tensors the caller keeps
   /// in host memory: brought in before each use like offloaded tensors, and
   /// copied back once written.

@@ -169,7 +169,7 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
             const MachineModel &device,
             const std::vector<bool> &startOnHost = {},
             std::optional<GuidingDrops> guide = std::nullopt,
-            bool boundedRebuilds = false) {
+            LongRebuilds longRebuilds = LongRebuilds::CostTheWalk) {
   FastAttempt attempt;
   ReplayOptions options;
   if (guide) {
@@ -181,7 +181,7 @@ attemptFast(const PlanningGraph &graph, uint64_t budget,
   }
   options.budget = budget;
   options.startOnHost = startOnHost;
-  options.boundedRebuilds = boundedRebuilds;
+  options.longRebuilds = longRebuilds;
   attempt.evictionCosts.assign(graph.numTensors(), std::nullopt);
   options.evictionCosts = &attempt.evictionCosts;
   llvm::Expected<std::vector<PlanStep>> steps =
@@ -263,31 +263,32 @@ static void pruneNearCheapest(
 }
 
 /// The plain replay at `budget` or, when it runs into a dead end, the guided
-/// one; failing both, with `boundedFallback`, the same two with short
-/// rebuilds only.
+/// one; failing both, the same two with long rebuilds priced as `fallback`
+/// says, if given.
 static std::optional<FastAttempt>
 attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
                      const MachineModel &device, bool dropsAhead,
                      const std::vector<bool> &startOnHost,
-                     bool boundedFallback) {
+                     std::optional<LongRebuilds> fallback) {
   std::optional<DropSelection> selection;
-  auto plainOrGuided = [&](bool boundedRebuilds) -> std::optional<FastAttempt> {
+  auto plainOrGuided =
+      [&](LongRebuilds longRebuilds) -> std::optional<FastAttempt> {
     if (std::optional<FastAttempt> attempt = attemptFast(
-            graph, budget, device, startOnHost, std::nullopt, boundedRebuilds))
+            graph, budget, device, startOnHost, std::nullopt, longRebuilds))
       return attempt;
     if (!dropsAhead)
       return std::nullopt;
     if (!selection)
       selection.emplace(graph, device, budget, /*earlyReruns=*/false);
     return attemptFast(graph, budget, device, startOnHost,
-                       GuidingDrops{*selection, DropRanking{}},
-                       boundedRebuilds);
+                       GuidingDrops{*selection, DropRanking{}}, longRebuilds);
   };
-  if (std::optional<FastAttempt> attempt = plainOrGuided(false))
+  if (std::optional<FastAttempt> attempt =
+          plainOrGuided(LongRebuilds::CostTheWalk))
     return attempt;
-  if (!boundedFallback)
+  if (!fallback)
     return std::nullopt;
-  return plainOrGuided(true);
+  return plainOrGuided(*fallback);
 }
 
 /// The attempt with the lowest peak the fast planner finds at or below
@@ -306,7 +307,7 @@ lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
   auto attemptAt = [&](uint64_t budget) -> std::optional<FastAttempt> {
     std::optional<FastAttempt> attempt =
         attemptPlainOrGuided(graph, budget, device, dropsAhead, startOnHost,
-                             /*boundedFallback=*/true);
+                             /*fallback=*/LongRebuilds::Refuse);
     if (!attempt || attempt->peak > budget)
       return std::nullopt;
     return attempt;
@@ -412,7 +413,7 @@ static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
          attemptEach(targets.size(), [&](size_t i) {
            return attemptPlainOrGuided(runGraph.graph, targets[i], device,
                                        dropsAhead, {},
-                                       /*boundedFallback=*/true);
+                                       /*fallback=*/LongRebuilds::Refuse);
          })) {
       if (!attempt)
         continue;
@@ -528,9 +529,9 @@ static FastAttempt repairedCheaper(const PlanningGraph &graph, uint64_t budget,
             left.push_back(op);
           }
           RunGraph runGraph = buildRunGraph(graph, left, kept);
-          std::optional<FastAttempt> repair =
-              attemptPlainOrGuided(runGraph.graph, budget, recomputeOnly,
-                                   dropsAhead, {}, /*boundedFallback=*/true);
+          std::optional<FastAttempt> repair = attemptPlainOrGuided(
+              runGraph.graph, budget, recomputeOnly, dropsAhead, {},
+              /*fallback=*/LongRebuilds::Refuse);
           if (!repair || repair->peak > budget)
             return std::nullopt;
           std::optional<std::vector<PlanStep>> steps =
@@ -618,14 +619,14 @@ static llvm::Expected<Plan> buildFastPlan(const PlanningGraph &graph,
 }
 
 /// The fast planner's attempt for `budget`: the cheapest of the plan aimed
-/// at it, those guided by drops chosen ahead (one per ranking tried) and,
-/// when the first runs into a dead end, the first met of seven evenly
-/// spaced lower targets (either kind) down to the lower bound. Then, with a
-/// host link, the plan that keeps the fewest persistent tensors in host
-/// memory (hostCandidates' order; doubling, then bisection on how many).
-/// Then the first portfolio again with short rebuilds only (ReplayOptions::
-/// boundedRebuilds). Failing those, the lowest peak the planner finds at
-/// all, which the caller
+/// at it, those guided by drops chosen ahead (one per ranking tried), the
+/// plain one with long rebuilds priced to the walk's frontier and, when the
+/// first runs into a dead end, the first met of seven evenly spaced lower
+/// targets (attemptPlainOrGuided) down to the lower bound. Then, with a host
+/// link, the plan that keeps the fewest persistent tensors in host memory
+/// (hostCandidates' order; doubling, then bisection on how many). Then the
+/// first portfolio again with short rebuilds only (LongRebuilds::Refuse).
+/// Failing those, the lowest peak the planner finds at all, which the caller
 /// compares with the budget.
 static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
                                                     uint64_t budget,
@@ -653,20 +654,25 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
       for (double exponent : kExcessExponents)
         rankings.push_back(DropRanking{exponent, earlyReruns});
   // The plain replay first, then one guided by the drops of each ranking,
-  // all selected from one start. Returns whether the plain one met the
-  // budget.
+  // all selected from one start, and, unless long rebuilds are refused, the
+  // plain one with them priced to the walk's frontier. Returns whether the
+  // plain one met the budget.
   std::optional<DropSelection> selection;
   if (dropsAhead)
     selection.emplace(graph, device, budget, /*earlyReruns=*/true);
-  auto attemptPortfolio = [&](bool boundedRebuilds) {
+  auto attemptPortfolio = [&](LongRebuilds longRebuilds) {
+    bool withFrontier = longRebuilds != LongRebuilds::Refuse;
     std::vector<std::optional<FastAttempt>> attempts =
-        attemptEach(1 + rankings.size(), [&](size_t i) {
+        attemptEach(1 + rankings.size() + withFrontier, [&](size_t i) {
           if (i == 0)
             return attemptFast(graph, budget, device, {}, std::nullopt,
-                               boundedRebuilds);
+                               longRebuilds);
+          if (i > rankings.size())
+            return attemptFast(graph, budget, device, {}, std::nullopt,
+                               LongRebuilds::CostTheFrontier);
           return attemptFast(graph, budget, device, {},
                              GuidingDrops{*selection, rankings[i - 1]},
-                             boundedRebuilds);
+                             longRebuilds);
         });
     pruneNearCheapest(graph, attempts, budget, device);
     bool plainMet = attempts.front().has_value();
@@ -674,7 +680,7 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
       consider(std::move(attempt));
     return plainMet;
   };
-  bool aimedMet = attemptPortfolio(/*boundedRebuilds=*/false);
+  bool aimedMet = attemptPortfolio(LongRebuilds::CostTheWalk);
   // Where the plain replay runs into a dead end, one aimed lower can still
   // cost less than the guided one.
   uint64_t low = memoryLowerBound(graph);
@@ -682,7 +688,7 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
   for (unsigned i = 1; !aimedMet && budget > low && i < kProbes; ++i)
     if (std::optional<FastAttempt> attempt = attemptPlainOrGuided(
             graph, budget - (budget - low) / kProbes * i, device, dropsAhead,
-            {}, /*boundedFallback=*/false)) {
+            {}, /*fallback=*/std::nullopt)) {
       consider(prunedWithin(graph, std::move(attempt), budget, device));
       break;
     }
@@ -721,7 +727,7 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
   }
   // The portfolio again with short rebuilds only: the random layered graphs
   // of 250 and 1,000 ops at 70% of their peaks are planned only so.
-  attemptPortfolio(/*boundedRebuilds=*/true);
+  attemptPortfolio(LongRebuilds::Refuse);
   if (best)
     return best;
   return lowestFastAttempt(graph, device, dropsAhead, budget);

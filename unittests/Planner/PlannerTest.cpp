@@ -7,10 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Replay.h"
 #include "vram/Planner/GraphSources.h"
 #include "vram/Planner/Planners.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include "gtest/gtest.h"
@@ -394,6 +396,57 @@ TEST(PlannerTest, FastPlansWideFanInWithShortRebuilds) {
       << llvm::toString(replayed.takeError());
   EXPECT_LE(replayed->peakBytes, budget);
   EXPECT_GT(replayed->recomputeTime, 0);
+}
+
+/// x -> c0 -> c1 -> ... -> c39 -> t, each op costing 1 and each c_i read
+/// only by the next op; then y (12 bytes) from x, z from y, and a last op
+/// reading x, t and z. At y's op x, t and y hold 1 + 10 + 12 = 23 bytes, so
+/// under a budget of 14 t (10 bytes) must go, and its rebuild reruns the
+/// whole chain of 41 ops, whose tensors are dead by then.
+static PlanningGraph makeLongRebuild() {
+  PlanningGraph graph;
+  TensorId x = graph.addTensor("x", 1, TensorCategory::Input, std::nullopt);
+  auto unary = [&](const std::string &name, TensorId input, uint64_t bytes) {
+    OpId op = graph.addOp(name, 1);
+    graph.addUse(op, input);
+    return graph.addTensor(name, bytes, TensorCategory::Activation, op);
+  };
+  TensorId last = x;
+  for (unsigned i = 0; i < 40; ++i)
+    last = unary(llvm::formatv("c{0}", i).str(), last, 1);
+  TensorId t = unary("t", last, 10);
+  TensorId z = unary("z", unary("y", x, 12), 1);
+  OpId end = graph.addOp("end", 1);
+  for (TensorId input : {x, t, z})
+    graph.addUse(end, input);
+  graph.addTensor("out", 1, TensorCategory::Output, end);
+  return graph;
+}
+
+TEST(ReplayTest, LongRebuildsArePricedAsOptionsSay) {
+  PlanningGraph graph = makeLongRebuild();
+  TensorId t = tensorNamed(graph, "t");
+  auto recomputeKey = [&](LongRebuilds longRebuilds) -> std::optional<double> {
+    std::vector<std::optional<EvictionCost>> costs(graph.numTensors());
+    ReplayOptions options;
+    options.budget = 14;
+    options.longRebuilds = longRebuilds;
+    options.evictionCosts = &costs;
+    llvm::Expected<std::vector<PlanStep>> steps =
+        replay(graph, MachineModel(), std::move(options));
+    if (!steps) {
+      llvm::consumeError(steps.takeError());
+      return std::nullopt;
+    }
+    EXPECT_TRUE(costs[t].has_value());
+    return costs[t] ? std::optional(costs[t]->recompute) : std::nullopt;
+  };
+  // The walk stops after 32 of the 41 ops (t's producer and c39..c9's).
+  EXPECT_EQ(recomputeKey(LongRebuilds::CostTheWalk), 32);
+  // Its worklist then holds c8, whose producer is one op more.
+  EXPECT_EQ(recomputeKey(LongRebuilds::CostTheFrontier), 33);
+  // Refused, t cannot go, and nothing else frees enough.
+  EXPECT_EQ(recomputeKey(LongRebuilds::Refuse), std::nullopt);
 }
 
 TEST(SimulatorTest, RejectsReadOfFreedTensor) {
