@@ -25,10 +25,10 @@ enum class LongRebuilds {
   /// two levels down, and a deep rebuild cone looked no dearer than a
   /// shallow one.
   CostTheFrontier,
-  /// Not dropped at all. A rebuild through a long ancestry holds the inputs
-  /// of every op on its path; near the smallest budgets on graphs of wide
-  /// fan-in (random layered graphs) that evicts what the same rebuild needs
-  /// next, and it never ends.
+  /// Not recomputed at all (offloading stays possible). A rebuild through a
+  /// long ancestry holds the inputs of every op on its path; near the
+  /// smallest budgets on graphs of wide fan-in (random layered graphs) that
+  /// evicts what the same rebuild needs next, and it never ends.
   Refuse,
 };
 
