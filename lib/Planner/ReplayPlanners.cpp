@@ -263,13 +263,13 @@ static void pruneNearCheapest(
 }
 
 /// The plain replay at `budget` or, when it runs into a dead end, the guided
-/// one; failing both, the same two with long rebuilds priced as `fallback`
-/// says, if given.
+/// one; failing both, with `boundedFallback`, the same two with short
+/// rebuilds only.
 static std::optional<FastAttempt>
 attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
                      const MachineModel &device, bool dropsAhead,
                      const std::vector<bool> &startOnHost,
-                     std::optional<LongRebuilds> fallback) {
+                     bool boundedFallback) {
   std::optional<DropSelection> selection;
   auto plainOrGuided =
       [&](LongRebuilds longRebuilds) -> std::optional<FastAttempt> {
@@ -286,9 +286,9 @@ attemptPlainOrGuided(const PlanningGraph &graph, uint64_t budget,
   if (std::optional<FastAttempt> attempt =
           plainOrGuided(LongRebuilds::CostTheWalk))
     return attempt;
-  if (!fallback)
+  if (!boundedFallback)
     return std::nullopt;
-  return plainOrGuided(*fallback);
+  return plainOrGuided(LongRebuilds::Refuse);
 }
 
 /// The attempt with the lowest peak the fast planner finds at or below
@@ -307,7 +307,7 @@ lowestFastAttempt(const PlanningGraph &graph, const MachineModel &device,
   auto attemptAt = [&](uint64_t budget) -> std::optional<FastAttempt> {
     std::optional<FastAttempt> attempt =
         attemptPlainOrGuided(graph, budget, device, dropsAhead, startOnHost,
-                             /*fallback=*/LongRebuilds::Refuse);
+                             /*boundedFallback=*/true);
     if (!attempt || attempt->peak > budget)
       return std::nullopt;
     return attempt;
@@ -413,7 +413,7 @@ static std::optional<FastAttempt> descendToBudget(const PlanningGraph &graph,
          attemptEach(targets.size(), [&](size_t i) {
            return attemptPlainOrGuided(runGraph.graph, targets[i], device,
                                        dropsAhead, {},
-                                       /*fallback=*/LongRebuilds::Refuse);
+                                       /*boundedFallback=*/true);
          })) {
       if (!attempt)
         continue;
@@ -531,7 +531,7 @@ static FastAttempt repairedCheaper(const PlanningGraph &graph, uint64_t budget,
           RunGraph runGraph = buildRunGraph(graph, left, kept);
           std::optional<FastAttempt> repair = attemptPlainOrGuided(
               runGraph.graph, budget, recomputeOnly, dropsAhead, {},
-              /*fallback=*/LongRebuilds::Refuse);
+              /*boundedFallback=*/true);
           if (!repair || repair->peak > budget)
             return std::nullopt;
           std::optional<std::vector<PlanStep>> steps =
@@ -688,7 +688,7 @@ static std::optional<FastAttempt> fastAttemptWithin(const PlanningGraph &graph,
   for (unsigned i = 1; !aimedMet && budget > low && i < kProbes; ++i)
     if (std::optional<FastAttempt> attempt = attemptPlainOrGuided(
             graph, budget - (budget - low) / kProbes * i, device, dropsAhead,
-            {}, /*fallback=*/std::nullopt)) {
+            {}, /*boundedFallback=*/false)) {
       consider(prunedWithin(graph, std::move(attempt), budget, device));
       break;
     }
